@@ -1,0 +1,247 @@
+"""State of the runtime shim and what happens at a hit: find the user's call site, write the
+JSON line, build the exception JAX would raise.
+
+Imports no JAX: JAX objects are only touched once a JAX array reaches a patched call, and JAX
+exception classes are resolved from their dotted names (``knowledge.messages``) on first use.
+"""
+from __future__ import annotations
+
+import dis
+import importlib
+import json
+import os
+import sys
+import threading
+from typing import Any, Optional
+
+from jaxinterop_lint.knowledge import messages
+from jaxinterop_lint.shim.report import _write_all, open_report, process_report_path
+
+# type -> "array" (jax.Array implementation) or "buffer" (FFI Buffer).  Filled when JAX's
+# modules are patched; the wrappers' fast path is one dict lookup on type(arg).
+WATCHED: dict[type, str] = {}
+
+# Modules whose frames are never "the call site": a hit is attributed to the first frame
+# outside them (jax-interop.md: the consumer's own internals are not the user's code).
+LIBRARY_PACKAGES = frozenset({"jax", "jaxlib", "torch", "numpy", "cupy", "cupyx", "numba", "numba_cuda",
+                              "warp", "tensorflow"})
+SHIM_PACKAGE = "jaxinterop_lint.shim"
+
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+
+
+class _Guard(threading.local):
+    """Per-thread re-entrancy depth: >0 while a recorded consumer call runs."""
+
+    depth = 0
+
+
+GUARD = _Guard()
+
+
+class ShimState:
+    """Everything install() decided.  One instance, :data:`STATE`."""
+
+    def __init__(self) -> None:
+        self.installed = False
+        self.mode: Optional[str] = None
+        self.report: Optional[str] = None  # the base path, absolute
+        self.per_process = False
+        self.fd: Optional[int] = None
+        self.fd_pid: Optional[int] = None
+        self.hits = 0
+        self.jax_version: Optional[str] = None
+
+    def report_file(self) -> Optional[str]:
+        """The file this process writes: the base path, or ``base.<pid>`` per process."""
+        if self.report is None:
+            return None
+        if self.per_process:
+            return process_report_path(self.report, os.getpid())
+        return self.report
+
+    def open(self) -> None:
+        """Open this process's report file (raises ShimReportError when impossible)."""
+        path = self.report_file()
+        if path is not None:
+            self.fd = open_report(path)
+            self.fd_pid = os.getpid()
+
+    def close(self) -> None:
+        """Close the report descriptor if this process opened it."""
+        if self.fd is not None and self.fd_pid == os.getpid():
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+        self.fd = None
+        self.fd_pid = None
+
+
+STATE = ShimState()
+_fork_hook_registered = False
+
+
+def register_fork_hook() -> None:
+    """Make children created by os.fork write their own ``base.<pid>`` file (once per process)."""
+    global _fork_hook_registered
+    if not _fork_hook_registered and hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)
+        _fork_hook_registered = True
+
+
+def _after_fork_in_child() -> None:
+    if STATE.installed and STATE.report is not None:
+        STATE.fd = None  # the parent's descriptor stays the parent's
+        STATE.per_process = True
+        try:
+            STATE.open()
+        except OSError as exc:  # the child must not die of this; say so once
+            print(f"{exc}; this process records nothing", file=sys.stderr)
+
+
+def is_library_frame(frame) -> bool:
+    """True when ``frame`` runs code of a library in LIBRARY_PACKAGES or of the shim itself."""
+    name = frame.f_globals.get("__name__") or ""
+    return name.partition(".")[0] in LIBRARY_PACKAGES or name.startswith(SHIM_PACKAGE)
+
+
+def user_frame():
+    """The innermost frame of the current stack that is not a library's (the call site).
+
+    Returns a frame object, or None when every frame belongs to a library.
+    """
+    frame = sys._getframe(1)
+    while frame is not None and is_library_frame(frame):
+        frame = frame.f_back
+    return frame
+
+
+_OPCODE_CACHE: dict[tuple[Any, int], str] = {}
+
+
+def current_opname(frame) -> str:
+    """Name of the instruction ``frame`` is executing (``LOAD_ATTR`` for ``x.attr``, ``CALL`` for
+    ``hasattr(x, ...)``)."""
+    key = (frame.f_code, frame.f_lasti)
+    name = _OPCODE_CACHE.get(key)
+    if name is None:
+        name = ""
+        for ins in dis.get_instructions(frame.f_code):
+            if ins.offset == frame.f_lasti:
+                name = ins.opname
+                break
+        _OPCODE_CACHE[key] = name
+    return name
+
+
+def is_attribute_access(frame) -> bool:
+    """True when ``frame`` is reading an attribute with ``.`` (not probing with hasattr/getattr)."""
+    return current_opname(frame) in _ATTRIBUTE_OPS
+
+
+def site_of(frame) -> tuple[str, int, str]:
+    """``(absolute file, line, function qualname)`` of ``frame`` (``("<unknown>", 0, "")`` for None)."""
+    if frame is None:
+        return ("<unknown>", 0, "")
+    code = frame.f_code
+    filename = code.co_filename
+    if not filename.startswith("<"):
+        filename = os.path.abspath(filename)
+    return (filename, frame.f_lineno, getattr(code, "co_qualname", code.co_name))
+
+
+def num_devices(x) -> int:
+    """How many devices the jax.Array ``x`` spans (jax-interop.md section 1); 1 when unknown."""
+    try:
+        return len(x.sharding.device_set)
+    except Exception:  # a deleted or odd array: let the real call decide
+        return 1
+
+
+def describe(x, kind: str) -> dict:
+    """Shape, dtype, device count, sharding and process index of the exported value."""
+    info: dict[str, Any] = {"shape": None, "dtype": None, "num_devices": 1, "sharding": None,
+                            "process_index": 0}
+    try:
+        info["shape"] = [int(d) for d in x.shape]
+        info["dtype"] = str(x.dtype)
+    except Exception:
+        pass
+    if kind == "array":
+        info["num_devices"] = num_devices(x)
+        try:
+            info["sharding"] = str(x.sharding)
+        except Exception:
+            pass
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        try:
+            info["process_index"] = int(jax.process_index())
+        except Exception:
+            pass
+    return info
+
+
+def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[str, int, str]) -> None:
+    """Count the hit and, when a report is open, append its JSON line (one write, flushed)."""
+    STATE.hits += 1
+    if STATE.report is None:
+        return
+    if STATE.fd is None or STATE.fd_pid != os.getpid():
+        if STATE.fd_pid is not None:  # forked without the at-fork hook: write our own file
+            STATE.per_process = True
+        STATE.open()
+    entry = {"code": code, "consumer": consumer, "interop": path_key, "path": site[0], "line": site[1],
+             "function": site[2]}
+    entry.update(describe(x, kind))
+    entry["pid"] = os.getpid()
+    entry["mode"] = STATE.mode
+    _write_all(STATE.fd, (json.dumps(entry, sort_keys=False) + "\n").encode("utf-8"))
+
+
+_EXC_CACHE: dict[str, type] = {}
+
+
+def exception_class(short_name: str) -> type:
+    """Resolve a class named in ``messages.EXCEPTION_CANDIDATES`` (first importable candidate)."""
+    cls = _EXC_CACHE.get(short_name)
+    if cls is not None:
+        return cls
+    for dotted in messages.EXCEPTION_CANDIDATES[short_name]:
+        module_name, _, attr = dotted.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError):
+            continue
+        _EXC_CACHE[short_name] = cls
+        return cls
+    raise LookupError(f"no importable exception class for {short_name}")
+
+
+def jax_version() -> Optional[str]:
+    """The installed JAX version string, read from the imported ``jax`` module (None if absent)."""
+    if STATE.jax_version is None:
+        jax = sys.modules.get("jax")
+        STATE.jax_version = getattr(jax, "__version__", None)
+    return STATE.jax_version
+
+
+def annotate(exc: BaseException, code: str, consumer: str, site: tuple[str, int, str]) -> BaseException:
+    """Attach ``jaxinterop_code``, ``jaxinterop_site`` and ``jaxinterop_consumer`` to ``exc``."""
+    try:
+        exc.jaxinterop_code = code
+        exc.jaxinterop_site = site
+        exc.jaxinterop_consumer = consumer
+        if hasattr(exc, "add_note") and not any("jaxinterop" in n for n in getattr(exc, "__notes__", ())):
+            exc.add_note(f"jaxinterop shim: {code} {consumer} at {site[0]}:{site[1]} ({site[2]})")
+    except (AttributeError, TypeError):
+        pass
+    return exc
+
+
+def make_exception(path_key: str, n_devices: int, code: str, consumer: str,
+                   site: tuple[str, int, str]) -> BaseException:
+    """The exception JAX raises on ``path_key`` for an array over ``n_devices``, annotated."""
+    short_name, message = messages.format_message(path_key, n_devices, jax_version())
+    return annotate(exception_class(short_name)(message), code, consumer, site)

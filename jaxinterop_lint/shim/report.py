@@ -1,0 +1,123 @@
+"""Report files of the runtime shim: where each process writes, how to read and merge them.
+
+The shim writes one JSON object per line (a *hit*).  Every line is written with a single
+``os.write`` on a descriptor opened with ``O_APPEND``, so lines written concurrently by the
+threads of one process (or by processes that share a file) never interleave.
+
+File layout (documented in the README):
+
+* ``install(report=PATH)`` in a process writes ``PATH`` itself;
+* a process that must not share a file (every process started under ``jaxinterop-lint run``,
+  every process that installs the shim from the environment, and any child created by
+  ``os.fork`` of a recording process) writes ``PATH.<pid>``: one file per process;
+* :func:`read_hits` reads ``PATH`` and every ``PATH.<pid>``; :func:`merge_parts` appends the
+  per-process files to ``PATH`` (ordered by pid) and deletes them.
+
+This module imports no JAX: ``verify`` uses it too.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+from typing import Iterator
+
+__all__ = ["ShimReportError", "process_report_path", "report_parts", "report_files", "read_hits",
+           "merge_parts", "open_report"]
+
+
+class ShimReportError(OSError):
+    """The report file cannot be opened or written (raised by ``install()``, not at the first hit)."""
+
+
+def process_report_path(base: str, pid: int) -> str:
+    """The per-process report file of process ``pid`` for the report ``base``: ``base.<pid>``."""
+    return f"{base}.{pid}"
+
+
+def report_parts(base: str) -> list[str]:
+    """Existing per-process files ``base.<pid>`` of the report ``base``, ordered by pid."""
+    parts = []
+    for name in glob.glob(glob.escape(base) + ".*"):
+        suffix = name[len(base) + 1:]
+        if suffix.isdigit():
+            parts.append((int(suffix), name))
+    return [name for _, name in sorted(parts)]
+
+
+def report_files(base: str) -> list[str]:
+    """``base`` (when it exists) followed by its per-process files."""
+    files = [base] if os.path.isfile(base) else []
+    return files + report_parts(base)
+
+
+def _iter_lines(path: str) -> Iterator[tuple[int, str]]:
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                yield number, line
+
+
+def read_hits(base: str, errors: list[str] | None = None) -> list[dict]:
+    """Every hit recorded under the report ``base`` (its own file and per-process files).
+
+    Lines that are not JSON objects are skipped and described in ``errors`` when given.
+    Raises FileNotFoundError when neither ``base`` nor any ``base.<pid>`` exists.
+    """
+    files = report_files(base)
+    if not files:
+        raise FileNotFoundError(f"no report file {base!r} (nor any {base}.<pid>)")
+    hits = []
+    for path in files:
+        for number, line in _iter_lines(path):
+            try:
+                hit = json.loads(line)
+            except ValueError:
+                hit = None
+            if not isinstance(hit, dict):
+                if errors is not None:
+                    errors.append(f"{path}:{number}: not a JSON object, skipped")
+                continue
+            hits.append(hit)
+    return hits
+
+
+def merge_parts(base: str) -> int:
+    """Append every ``base.<pid>`` to ``base`` (ordered by pid), delete them; return lines moved."""
+    moved = 0
+    parts = report_parts(base)
+    if not parts:
+        return 0
+    fd = open_report(base)
+    try:
+        for part in parts:
+            with open(part, "rb") as fh:
+                data = fh.read()
+            if data and not data.endswith(b"\n"):
+                data += b"\n"
+            _write_all(fd, data)
+            moved += data.count(b"\n")
+            os.unlink(part)
+    finally:
+        os.close(fd)
+    return moved
+
+
+def open_report(path: str, truncate: bool = False) -> int:
+    """Open ``path`` for appending whole lines; return the descriptor.
+
+    Raises ShimReportError (an OSError) with a clear message when it cannot be opened.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_TRUNC if truncate else 0)
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise ShimReportError(exc.errno, f"jaxinterop shim: cannot write the report file {path!r}: "
+                                         f"{exc.strerror}") from exc
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
