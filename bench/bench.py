@@ -421,26 +421,13 @@ def targets(t: dict[str, Tool], extra: dict) -> list[list[str]]:
         ]
     )
     if "flake8_nojxi" in t:
-        r = ratio(med("flake8"), med("flake8_nojxi"))
-        over = None if r is None else (r - 1) * 100
-        rows.append(
-            [
-                "JXI plugin adds <= 10% to plain flake8",
-                _fmt(over, 1, "%"),
-                "10%",
-                _verdict(over, 10),
-            ]
-        )
-        r = ratio(med("flake8_jxi"), med("flake8_nojxi"))
-        over = None if r is None else (r - 1) * 100
-        rows.append(
-            [
-                "`flake8 --select=JXI` vs flake8 without the plugin",
-                _fmt(over, 1, "%"),
-                "10%",
-                _verdict(over, 10),
-            ]
-        )
+        for label, key in (
+            ("JXI plugin adds <= 10% to plain flake8", "flake8"),
+            ("`flake8 --select=JXI` vs flake8 without the plugin", "flake8_jxi"),
+        ):
+            r = ratio(med(key), med("flake8_nojxi"))
+            over = None if r is None else (r - 1) * 100
+            rows.append([label, _fmt(over, 1, "%"), "10%", _verdict(over, 10)])
     else:
         rows.append(
             ["JXI plugin adds <= 10% to flake8", "n/a (plugin not installed)", "10%", "n/a"]
