@@ -65,11 +65,25 @@ def is_shim_object(obj: Any) -> bool:
     return isinstance(obj, _ShimProperty) or getattr(obj, _MARK, False) is True
 
 
-def _set(owner: Any, attr: str, new: Any) -> None:
-    original = vars(owner).get(attr, _ABSENT)
-    if original is not _ABSENT and is_shim_object(original):
+def _unwrap(obj: Any) -> Any:
+    """The original behind a shim wrapper (one left by an earlier installation, or copied by
+    ``from module import name`` while installed), else ``obj``."""
+    while is_shim_object(obj):
+        obj = getattr(obj, "__wrapped__", obj)
+    return obj
+
+
+def _set(owner: Any, attr: str, make: Callable[[Any], Any]) -> None:
+    """Replace ``owner.attr`` by ``make(original)``, remembering the original for restore_all."""
+    if any(o is owner and a == attr for o, a, _ in _PATCHED):
         return
-    setattr(owner, attr, new)
+    original = vars(owner).get(attr, _ABSENT)
+    if original is not _ABSENT:
+        original = _unwrap(original)
+        current = original
+    else:
+        current = _unwrap(getattr(owner, attr))
+    setattr(owner, attr, make(current))
     _PATCHED.append((owner, attr, original))
 
 
@@ -98,7 +112,7 @@ def _mark(wrapper: Callable, original: Any) -> Callable:
 def _array_hit(orig, consumer, code, path_key, x, args, kwargs):
     """A jax.Array reached a consumer: record it, then raise (raise mode) or run the call."""
     n = _core.num_devices(x)
-    if n <= 1 or GUARD.depth:
+    if n <= 1 or GUARD.depth or not STATE.installed:
         return orig(*args, **kwargs)
     site = _core.site_of(_core.user_frame())
     _core.record(code, consumer, path_key, x, "array", site)
@@ -113,7 +127,7 @@ def _array_hit(orig, consumer, code, path_key, x, args, kwargs):
 
 def _buffer_hit(orig, consumer, path_key, x, args, kwargs):
     """An FFI Buffer is exported with a copy (JXI004): record it, let JAX raise, annotate that."""
-    if GUARD.depth:
+    if GUARD.depth or not STATE.installed:
         return orig(*args, **kwargs)
     site = _core.site_of(_core.user_frame())
     _core.record("JXI004", consumer, path_key, x, "buffer", site)
@@ -173,7 +187,9 @@ def cai_property(original: property) -> _ShimProperty:
             return getter(self, type(self))
         return _array_hit(lambda s: getter(s, type(s)), consumer, code, path_key, self, (self,), {})
 
-    return _ShimProperty(fget, None, None, original.__doc__)
+    prop = _ShimProperty(fget, None, None, original.__doc__)
+    prop.__wrapped__ = original
+    return prop
 
 
 def _buffer_dlpack(orig: Callable) -> Callable:
@@ -217,29 +233,26 @@ def patch_module(name: str, module: Any) -> None:
         buffer_cls = getattr(module, "Buffer", None)
         if buffer_cls is not None:
             WATCHED[buffer_cls] = "buffer"
-            _set(buffer_cls, "__dlpack__", _buffer_dlpack(vars(buffer_cls)["__dlpack__"]))
-            _set(buffer_cls, "__array__", _buffer_array(vars(buffer_cls)["__array__"]))
+            _set(buffer_cls, "__dlpack__", _buffer_dlpack)
+            _set(buffer_cls, "__array__", _buffer_array)
     for dotted, consumer, argname in MODULE_TARGETS.get(name, ()):
         found = _resolve(module, dotted)
         if found is None:
             continue
         owner, attr = found
-        current = getattr(owner, attr, None)
-        if current is None or is_shim_object(current):
+        if getattr(owner, attr, None) is None:
             continue
-        _set(owner, attr, consumer_wrapper(current, consumer, argname))
+        _set(owner, attr, functools.partial(consumer_wrapper, consumer=consumer, argname=argname))
 
 
 def patch_array_class(cls: type) -> None:
     """Replace jax.Array's export methods on the (C++) class ``cls`` in place."""
     WATCHED[cls] = "array"
     for name in ("__dlpack__", "__dlpack_device__", "unsafe_buffer_pointer"):
-        original = vars(cls).get(name)
-        if original is not None and not is_shim_object(original):
-            _set(cls, name, method_wrapper(original, name))
-    original = vars(cls).get("__cuda_array_interface__")
-    if isinstance(original, property) and not is_shim_object(original):
-        _set(cls, "__cuda_array_interface__", cai_property(original))
+        if name in vars(cls):
+            _set(cls, name, functools.partial(method_wrapper, name=name))
+    if isinstance(vars(cls).get("__cuda_array_interface__"), property):
+        _set(cls, "__cuda_array_interface__", cai_property)
 
 
 def unwatch_all() -> None:

@@ -1,0 +1,269 @@
+"""``jaxinterop-lint run`` and ``jaxinterop-lint verify``: the runtime side of the linter.
+
+``run`` starts any command with the shim active in every Python process it starts;
+``verify`` compares the hits recorded by the shim with the static findings on the same files.
+Neither imports JAX.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from jaxinterop_lint import shim
+from jaxinterop_lint.shim.report import ShimReportError, merge_parts, open_report, read_hits, report_parts
+
+__all__ = ["run_main", "verify_main", "child_environment", "classify", "Verification"]
+
+# Codes whose finding sits at the sink itself (JXI007 sits at the `except`, see sink_line).
+SINK_CODES = frozenset({"JXI001", "JXI002", "JXI003", "JXI004", "JXI008", "JXI009"})
+HANDLER_CODE = "JXI007"
+
+
+def child_environment(mode: str, report: Optional[str], base: Optional[dict] = None) -> dict:
+    """The environment that makes every Python child install the shim.
+
+    Sets ``JAXINTEROP_SHIM``, ``JAXINTEROP_SHIM_REPORT`` (absolute) and prepends the shim's
+    sitecustomize directory to ``PYTHONPATH``.  ``base`` defaults to ``os.environ``.
+    """
+    env = dict(os.environ if base is None else base)
+    env[shim.ENV_MODE] = mode
+    if report:
+        env[shim.ENV_REPORT] = os.path.abspath(report)
+    else:
+        env.pop(shim.ENV_REPORT, None)
+    old = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = shim.site_dir() + (os.pathsep + old if old else "")
+    return env
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jaxinterop-lint run",
+        description="Run COMMAND with the jaxinterop shim active in every Python process it starts.")
+    parser.add_argument("--mode", choices=shim.MODES, default="record",
+                        help="record: append hits to the report and go on (default); raise: raise JAX's error")
+    parser.add_argument("--report", metavar="PATH",
+                        help=f"JSON-lines report (record mode default: {shim.DEFAULT_REPORT})")
+    parser.add_argument("--append", action="store_true", help="keep the hits already in the report")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    return parser
+
+
+def run_main(argv: list[str]) -> int:
+    """``jaxinterop-lint run [--mode raise|record] [--report PATH] [--append] -- COMMAND...``.
+
+    Every Python process the command starts (not under ``python -S``/``-I``) imports the
+    shim's ``sitecustomize`` and writes its own ``PATH.<pid>``; when the command ends they are
+    merged into ``PATH``.  The report starts empty unless ``--append``.  Returns the command's
+    exit status (128+N when killed by signal N), 2 for a usage error or an unwritable report.
+    """
+    parser = _run_parser()
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.print_usage(sys.stderr)
+        print("jaxinterop-lint run: no COMMAND given (write it after --)", file=sys.stderr)
+        return 2
+    report = args.report or (shim.DEFAULT_REPORT if args.mode == "record" else None)
+    if report:
+        report = os.path.abspath(report)
+        try:
+            os.close(open_report(report, truncate=not args.append))
+        except ShimReportError as exc:
+            print(exc.strerror if exc.strerror else exc, file=sys.stderr)
+            return 2
+        if not args.append:
+            for part in report_parts(report):
+                os.unlink(part)
+    env = child_environment(args.mode, report)
+    try:
+        proc = subprocess.Popen(command, env=env)
+    except OSError as exc:
+        print(f"jaxinterop-lint run: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
+        return 127
+    try:
+        status = proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait()
+    if report:
+        merge_parts(report)
+        count = len(read_hits(report)) if os.path.exists(report) else 0
+        print(f"jaxinterop-lint run: {count} hit(s) recorded in {report}", file=sys.stderr)
+    return 128 - status if status < 0 else status
+
+
+@dataclass
+class SiteHits:
+    """All hits of one call site: file (real path), line, the codes and consumers seen, count."""
+
+    path: str
+    line: int
+    codes: set = field(default_factory=set)
+    consumers: set = field(default_factory=set)
+    count: int = 0
+    function: str = ""
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {"path": self.path, "line": self.line, "codes": sorted(self.codes),
+                "consumers": sorted(self.consumers), "hits": self.count, "function": self.function}
+
+
+@dataclass
+class Verification:
+    """The four categories of ``verify`` (plus hits outside the linted files)."""
+
+    confirmed: list = field(default_factory=list)  # (SiteHits, [finding codes])
+    missed: list = field(default_factory=list)  # SiteHits
+    handled: list = field(default_factory=list)  # SiteHits
+    not_exercised: list = field(default_factory=list)  # findings
+    outside: list = field(default_factory=list)  # SiteHits in files not linted
+
+    def to_dict(self) -> dict:
+        """JSON-ready form (the ``--output-format json`` document)."""
+        def finding(f):
+            return {"path": f.path, "line": f.line, "code": f.code, "message": f.message,
+                    **({"sink_line": f.extra["sink_line"]} if "sink_line" in (f.extra or {}) else {})}
+        return {
+            "confirmed": [dict(s.to_dict(), findings=codes) for s, codes in self.confirmed],
+            "missed": [s.to_dict() for s in self.missed],
+            "handled": [s.to_dict() for s in self.handled],
+            "not_exercised": [finding(f) for f in self.not_exercised],
+            "outside": [s.to_dict() for s in self.outside],
+            "summary": {k: len(getattr(self, k)) for k in
+                        ("confirmed", "missed", "handled", "not_exercised", "outside")},
+        }
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def group_hits(hits: Iterable[dict]) -> dict[tuple[str, int], SiteHits]:
+    """Group hit records by call site (real path, line)."""
+    sites: dict[tuple[str, int], SiteHits] = {}
+    for hit in hits:
+        path, line = hit.get("path"), hit.get("line")
+        if not isinstance(path, str) or not isinstance(line, int) or path.startswith("<"):
+            continue
+        key = (_real(path), line)
+        site = sites.setdefault(key, SiteHits(key[0], line, function=hit.get("function") or ""))
+        site.codes.add(hit.get("code"))
+        site.consumers.add(hit.get("consumer"))
+        site.count += 1
+    return sites
+
+
+def _sink_sites(finding) -> list[tuple[str, int]]:
+    path = _real(finding.path)
+    if finding.code == HANDLER_CODE:
+        sink = (finding.extra or {}).get("sink_line")
+        return [(path, sink)] if isinstance(sink, int) else []
+    return [(path, finding.line)] if finding.code in SINK_CODES else []
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tuple[str, int]],
+             roots: list[str]) -> Verification:
+    """Sort hits and findings into confirmed / missed / handled / not exercised.
+
+    ``findings`` are ``Finding`` records (``path``, ``line``, ``code``, ``extra``); a JXI007
+    finding stands for the sink at ``extra["sink_line"]``.  ``handled`` lists (path, line) of
+    sinks the engine judged handled by their ``try``.  ``roots`` are the linted paths (real
+    paths): hits elsewhere go to ``outside``.
+    """
+    sites = group_hits(hits)
+    by_site: dict[tuple[str, int], list] = {}
+    for f in findings:
+        for key in _sink_sites(f):
+            by_site.setdefault(key, []).append(f)
+    handled_keys = {(_real(p), int(line)) for p, line in handled}
+    result = Verification()
+    for key in sorted(sites):
+        site = sites[key]
+        if key in by_site:
+            result.confirmed.append((site, sorted({f.code for f in by_site[key]})))
+        elif key in handled_keys:
+            result.handled.append(site)
+        elif not _under(key[0], roots):
+            result.outside.append(site)
+        else:
+            result.missed.append(site)
+    for key in sorted(by_site):
+        if key not in sites:
+            result.not_exercised.extend(sorted(by_site[key], key=lambda f: (f.line, f.code)))
+    return result
+
+
+def _verify_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jaxinterop-lint verify",
+        description="Compare the hits recorded by the shim with the static findings on the same files.")
+    parser.add_argument("--report", action="append", required=True, metavar="FILE",
+                        help="a report written by the shim (repeatable; FILE.<pid> files are read too)")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("paths", nargs="*", metavar="PATHS",
+                        help="files or directories to lint (default: the files the hits are in)")
+    return parser
+
+
+def _format_text(v: Verification) -> str:
+    lines = []
+
+    def site_line(s: SiteHits, extra: str = "") -> str:
+        return (f"{s.path}:{s.line}: {','.join(sorted(c for c in s.codes if c))} "
+                f"{', '.join(sorted(c for c in s.consumers if c))} ({s.count} hit{'s' * (s.count != 1)}){extra}")
+
+    for title, items in (("confirmed", [site_line(s, f" [finding {', '.join(c)}]") for s, c in v.confirmed]),
+                         ("missed by the static analysis", [site_line(s) for s in v.missed]),
+                         ("handled by their try", [site_line(s) for s in v.handled]),
+                         ("not exercised", [f"{f.path}:{f.line}: {f.code} {f.message}" for f in v.not_exercised]),
+                         ("outside the linted files", [site_line(s) for s in v.outside])):
+        if items:
+            lines.append(f"{title} ({len(items)}):")
+            lines.extend("  " + item for item in items)
+    s = v.to_dict()["summary"]
+    lines.append(f"{s['confirmed']} confirmed, {s['missed']} missed, {s['handled']} handled, "
+                 f"{s['not_exercised']} not exercised, {s['outside']} outside")
+    return "\n".join(lines)
+
+
+def verify_main(argv: list[str]) -> int:
+    """``jaxinterop-lint verify --report FILE [--report FILE ...] [--output-format text|json] [PATHS]``.
+
+    Returns 1 when a hit inside the linted files has no finding (missed), 2 when a report
+    cannot be read, else 0.  Findings come from ``jaxinterop_lint.engine.lint_paths``.
+    """
+    args = _verify_parser().parse_args(argv)
+    hits: list[dict] = []
+    problems: list[str] = []
+    for report in args.report:
+        try:
+            hits.extend(read_hits(report, problems))
+        except OSError as exc:
+            print(f"jaxinterop-lint verify: {exc}", file=sys.stderr)
+            return 2
+    for problem in problems:
+        print(f"jaxinterop-lint verify: {problem}", file=sys.stderr)
+    paths = args.paths or sorted({k[0] for k in group_hits(hits)})
+    from jaxinterop_lint.engine import lint_paths  # the static engine (heavy: libcst)
+
+    lint = lint_paths(list(paths)) if paths else None
+    findings = list(getattr(lint, "findings", ()) or ())
+    handled = list(getattr(lint, "handled", ()) or ())
+    result = classify(hits, findings, handled, [_real(p) for p in paths])
+    if args.output_format == "json":
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(_format_text(result))
+    return 1 if result.missed else 0
