@@ -1,0 +1,275 @@
+"""Call semantics of the provenance walk, driven by the tables of
+:mod:`jaxinterop_lint.knowledge.apis`: sinks, sources, wrappers, placements, sanitizers,
+removed APIs, FFI buffer copies, and calls of this module's own functions (summaries)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from ..knowledge import apis
+from . import values as V
+from .events import FfiCopyEvent, RemovedEvent
+from .imports import dotted
+from .values import FuncInfo, Origin, Value
+
+# An evaluated argument: (value, expression node or None).
+Arg = tuple
+
+
+def _true(arg: Optional[Arg]) -> bool:
+    return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value == "True"
+
+
+def _none_or_false(arg: Optional[Arg]) -> bool:
+    return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value in ("False", "None")
+
+
+def _short(qn: str) -> str:
+    for long, short in (("jax.numpy.", "jnp."), ("numpy.", "np."), ("builtins.", "")):
+        if qn.startswith(long):
+            return short + qn[len(long):]
+    return qn
+
+
+class CallMixin:
+    """Evaluate calls."""
+
+    def e_call(self, node: cst.Call) -> Value:
+        func = node.func
+        f = recv = None
+        if isinstance(func, cst.Attribute):
+            key = dotted(func)
+            if key is None or self.env is None or key not in self.env:
+                r = self.eval(func.value)
+                if r.kind in (V.QNAME, V.INSTANCE, V.CLASS):
+                    self._callee = func
+                    f = self.attribute(func, r, func.attr.value)
+                    self._callee = None
+                else:
+                    recv = r
+        if f is None and recv is None:
+            f = self.eval(func)
+        pos, kw = self.arguments(node)
+        if recv is not None:
+            return self.method_call(node, recv, func.attr.value, pos, kw)
+        return self.apply(node, f, pos, kw)
+
+    def arguments(self, node: cst.Call):
+        """Evaluate the arguments of a call: ``(positional, keyword)`` lists of Args."""
+        pos, kw = [], {}
+        for a in node.args:
+            v = self.eval(a.value)
+            if a.keyword is not None:
+                kw[a.keyword.value] = (v, a.value)
+            elif a.star != "**":
+                pos.append((v, a.value))
+        return pos, kw
+
+    def apply(self, node, f: Value, pos: list, kw: dict) -> Value:
+        """Call the value ``f`` with evaluated arguments."""
+        kind = f.kind
+        if kind == V.QNAME:
+            return self.library_call(node, f.qname, pos, kw)
+        if kind == V.FUNC:
+            return self.func_call(node, f.func, pos, kw)
+        if kind == V.LAUNCHER:
+            for v, n in pos:
+                self.sink(node, "a numba.cuda kernel launch", apis.KERNEL_LAUNCH_SINK, v, n)
+            return V.SAFE_VALUE
+        if kind == V.CLASS:
+            init = f.cls.methods.get("__init__")
+            inst = Value(kind=V.INSTANCE, cls=f.cls)
+            if init is not None:
+                self.func_call(node, replace(init.func, bound=(inst,)), pos, kw)
+            return inst
+        return V.UNKNOWN_VALUE
+
+    # -- library functions ---------------------------------------------------------------
+    def library_call(self, node, qn: str, pos: list, kw: dict) -> Value:
+        """A call of the library function ``qn`` (a qualified name)."""
+        first = pos[0] if pos else None
+        removed = apis.REMOVED_CALLS.get(qn)
+        if removed is not None:
+            self.record(RemovedEvent(node, qn, removed, "call", self.function,
+                                     argument=first[1] if first else None))
+            if qn == "jax.dlpack.to_dlpack":
+                return Value(kind=V.CAPSULE, removed_capsule=True)
+            return V.UNKNOWN_VALUE
+        if qn in apis.CAPSULE_CONSUMERS and first is not None and first[0].kind == V.CAPSULE \
+                and not first[0].removed_capsule:
+            self.record(RemovedEvent(node, qn, apis.CAPSULE_REMOVED, "capsule", self.function,
+                                     argument=first[1]))
+            return V.SAFE_VALUE
+        if qn.rsplit(".", 1)[-1] in apis.CAPSULE_PRODUCER_NAMES:
+            return Value(kind=V.CAPSULE)
+        sink = self.ma.kb.call_sinks.get(qn)
+        if sink is not None:
+            return self.call_sink(node, qn, sink, pos, kw)
+        if first is not None and first[0].kind == V.FFI_BUFFER and qn in apis.FFI_COPYING_BY_DEFAULT | apis.FFI_COPY_IF_ASKED:
+            return self.ffi_host_copy(node, qn, pos, kw)
+        if qn in apis.TREE_MAPS and first is not None:
+            return self.tree_map(node, qn, first, pos[1:])
+        if qn == "functools.partial" and first is not None:
+            return self.partial(first[0], pos[1:], kw)
+        if qn in apis.SOURCE_WRAPPERS or qn in apis.PROPAGATING_WRAPPERS:
+            return self.wrap(node, qn, first[0] if first else None, kw)
+        if qn in apis.KERNEL_DECORATORS:
+            if first is not None and first[0].kind == V.FUNC:
+                return Value(kind=V.KERNEL)
+            if _true(kw.get("device")):
+                return V.UNKNOWN_VALUE
+            return Value(kind=V.FUNC, func=FuncInfo(partial_of=qn, kwargs=tuple(kw.items())))
+        placement = apis.PLACEMENT_CALLS.get(qn)
+        if placement is not None:
+            index, names = placement
+            where = pos[index] if len(pos) > index else next((kw[k] for k in names if k in kw), None)
+            return self.placed(node, qn, where, first)
+        if qn in self.ma.kb.direct_sources:
+            return V.multi(Origin(self.ma.kb.direct_sources[qn], node))
+        if qn in apis.SHARDING_CONSTRUCTORS:
+            return Value(kind=V.SHARDING, desc=qn.rsplit(".", 1)[-1])
+        if qn in apis.SINGLE_DEVICE_CONSTRUCTORS:
+            return Value(kind=V.DEVICE)
+        if qn in apis.DEVICE_LISTS:
+            return Value(kind=V.DEVICE_LIST)
+        if qn in self.ma.kb.sanitizers:
+            return V.FOREIGN_VALUE if qn.startswith(apis.FOREIGN_MODULES) else V.SAFE_VALUE
+        if qn.startswith(apis.PLACEMENT_MODULES):
+            for key in apis.PLACEMENT_KEYWORDS:
+                if key in kw:
+                    return self.placed(node, qn, kw[key], None, args=pos)
+        if qn.startswith(apis.PROPAGATING_MODULES) or qn in apis.PROPAGATING_FUNCTIONS \
+                or qn in _PROPAGATING_BUILTINS:
+            return self.computed([v for v, _ in pos] + [v for v, _ in kw.values()])
+        if qn.startswith(apis.FOREIGN_MODULES):
+            return V.FOREIGN_VALUE
+        if qn.startswith("builtins."):
+            return V.SAFE_VALUE
+        return V.UNKNOWN_VALUE
+
+    def placed(self, node, qn: str, where: Optional[Arg], first: Optional[Arg], args=()) -> Value:
+        """The result of putting a value somewhere: a sharding makes it multi-device, a device
+        makes it safe, no target keeps what it was (``jax.device_put(x)``)."""
+        if where is None or _none_or_false(where):
+            if first is not None:
+                return V.as_array(first[0])
+            return self.computed([v for v, _ in args])
+        target = where[0]
+        if target.kind == V.SHARDING:
+            return V.multi(Origin(f"{_short(qn)} with {target.desc}", node))
+        if target.kind in (V.DEVICE,):
+            return V.SAFE_VALUE
+        return V.UNKNOWN_VALUE
+
+    def call_sink(self, node, qn: str, sink, pos: list, kw: dict) -> Value:
+        """A call of an interop consumer."""
+        arg = pos[sink.arg] if len(pos) > sink.arg else (next(iter(kw.values())) if kw and not pos else None)
+        result = V.SAFE_VALUE if qn.startswith("jax.") else V.FOREIGN_VALUE
+        if arg is None:
+            return result
+        value, subject = arg
+        if value.kind == V.FFI_BUFFER:
+            if sink.copy_kw and _true(kw.get("copy")):
+                view = "torch" if qn.startswith("torch.") else "numpy"
+                self.record(FfiCopyEvent(node, f"{_short(qn)}()", subject, "copy=True", self.function, view))
+            return result
+        self.sink(node, f"{_short(qn)}()", sink, value, subject)
+        return result
+
+    def ffi_host_copy(self, node, qn: str, pos: list, kw: dict) -> Value:
+        """``np.array(buf)`` / ``np.asarray(buf, copy=True | dtype=...)`` on an FFI buffer."""
+        subject = pos[0][1]
+        how = None
+        if "dtype" in kw or len(pos) > 1:
+            how = "dtype"
+        elif qn in apis.FFI_COPYING_BY_DEFAULT and not _none_or_false(kw.get("copy")):
+            how = "default-copy"
+        elif _true(kw.get("copy")):
+            how = "copy=True"
+        if how is not None:
+            self.record(FfiCopyEvent(node, f"{_short(qn)}()", subject, how, self.function))
+        return V.FOREIGN_VALUE
+
+    def tree_map(self, node, qn: str, fn: Arg, trees: list) -> Value:
+        """``jax.tree.map(f, *trees)`` / ``map(f, *xs)``: ``f`` is applied to the leaves."""
+        fval = fn[0]
+        leaves = [(self.element_of(v) if qn == "builtins.map" else V.as_array(v), n) for v, n in trees]
+        if fval.kind == V.QNAME and fval.qname in self.ma.kb.call_sinks:
+            sink = self.ma.kb.call_sinks[fval.qname]
+            for v, n in leaves:
+                self.sink(node, f"{_short(fval.qname)}() mapped by {_short(qn)}()", sink, v, n)
+            return V.FOREIGN_VALUE
+        if fval.kind in (V.FUNC, V.QNAME):
+            return self.computed([self.apply(node, fval, leaves, {})])
+        return V.UNKNOWN_VALUE
+
+    def partial(self, fval: Value, pos: list, kw: dict) -> Value:
+        """``functools.partial(f, *args, **kw)``."""
+        if fval.kind == V.QNAME:
+            return Value(kind=V.FUNC, func=FuncInfo(partial_of=fval.qname, kwargs=tuple(kw.items()),
+                                                    bound=tuple(pos)))
+        if fval.kind == V.FUNC:
+            fi = fval.func
+            return Value(kind=V.FUNC, func=replace(fi, bound=fi.bound + tuple(v for v, _ in pos)))
+        return V.UNKNOWN_VALUE
+
+    def wrap(self, node, qn: str, inner: Optional[Value], kw: dict) -> Value:
+        """``pjit(f, ...)``, ``jax.jit(f, ...)``, ``shard_map(f, ...)``, ``jax.pmap(f)``..."""
+        if inner is None:
+            return Value(kind=V.FUNC, func=FuncInfo(partial_of=qn, kwargs=tuple(kw.items())))
+        base = inner.func if inner.kind == V.FUNC else FuncInfo(qname=inner.qname if inner.kind == V.QNAME else None)
+        source = base.source
+        required = apis.SOURCE_WRAPPERS.get(qn)
+        if source is None and required is not None:
+            present = [k for k in required if k in kw and not _none_or_false(kw[k])]
+            single_out = "out_shardings" in kw and kw["out_shardings"][0].kind == V.DEVICE
+            if (not required or present) and not single_out:
+                what = _WRAPPER_NAMES.get(qn, _short(qn))
+                if present:
+                    what = f"{what} with {'/'.join(sorted(present))}"
+                source = Origin(f"{what} function", node)
+        donate = base.donate
+        donate_names = base.donate_names
+        if qn in apis.DONATING_WRAPPERS:
+            donate = donate | _ints(kw.get("donate_argnums"))
+            donate_names = donate_names | _strings(kw.get("donate_argnames"))
+        return Value(kind=V.FUNC, func=replace(
+            base, source=source, propagate=base.propagate or qn in apis.PROPAGATING_WRAPPERS or source is not None,
+            donate=donate, donate_names=donate_names, partial_of=None))
+
+
+def _ints(arg: Optional[Arg]) -> frozenset:
+    if arg is None:
+        return frozenset()
+    node = arg[1]
+    items = node.elements if isinstance(node, (cst.Tuple, cst.List)) else [node]
+    out = set()
+    for it in items:
+        n = it.value if isinstance(it, cst.BaseElement) else it
+        if isinstance(n, cst.Integer):
+            out.add(int(n.value, 0))
+    return frozenset(out)
+
+
+def _strings(arg: Optional[Arg]) -> frozenset:
+    if arg is None:
+        return frozenset()
+    node = arg[1]
+    items = node.elements if isinstance(node, (cst.Tuple, cst.List)) else [node]
+    out = set()
+    for it in items:
+        n = it.value if isinstance(it, cst.BaseElement) else it
+        if isinstance(n, cst.SimpleString):
+            out.add(n.evaluated_value)
+    return frozenset(out)
+
+
+_WRAPPER_NAMES = {"jax.experimental.pjit.pjit": "pjit", "jax.experimental.shard_map.shard_map": "shard_map"}
+
+_PROPAGATING_BUILTINS = frozenset({
+    "builtins.list", "builtins.tuple", "builtins.zip", "builtins.enumerate", "builtins.iter",
+    "builtins.next", "builtins.reversed", "builtins.sorted", "builtins.dict", "builtins.min",
+    "builtins.max", "builtins.sum", "builtins.abs", "builtins.pow", "builtins.round",
+})

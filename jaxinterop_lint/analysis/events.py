@@ -1,0 +1,81 @@
+"""What the provenance walk observes, for the rules to judge.
+
+The walk does not decide codes: it records each interop export with the abstract value that
+reaches it and the context (enclosing ``try`` handlers, function), each use of a removed API
+and each copying export of an FFI buffer.  Rules (:mod:`jaxinterop_lint.rules`) turn events
+into findings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..knowledge.apis import Removed, Sink
+from .values import Value
+
+
+@dataclass(frozen=True)
+class TryContext:
+    """An enclosing ``try``: its handlers as ``(except node, caught class names or None for
+    a bare except)``."""
+
+    node: Any
+    handlers: tuple
+
+
+@dataclass(frozen=True)
+class SinkEvent:
+    """An array value reaching an interop consumer.
+
+    ``node`` is the reported node (the call, the attribute); ``consumer`` the consumer as
+    written in messages (``torch.from_dlpack()``); ``subject`` the source text of the
+    exported expression; ``tries`` the enclosing ``try`` contexts, innermost last; ``via`` a
+    description of the callee when the export happens inside a called function of this
+    project (the sink is then that function's, reported at the call).
+    """
+
+    node: Any
+    consumer: str
+    sink: Sink
+    value: Value
+    subject: str
+    function: str
+    tries: tuple = ()
+    single_device_process: bool = False
+    via: Optional[str] = None
+    inner: Any = None
+
+
+@dataclass(frozen=True)
+class RemovedEvent:
+    """A use of a removed JAX API: ``api`` as written in messages, ``removed`` the table
+    entry, ``kind`` one of ``call``, ``attribute``, ``capsule``, ``import``; ``fixable``
+    parts for the fixer (``receiver`` node of ``x.device_buffer``, ``argument`` node)."""
+
+    node: Any
+    api: str
+    removed: Removed
+    kind: str
+    function: str
+    receiver: Any = None
+    argument: Any = None
+
+
+@dataclass(frozen=True)
+class FfiCopyEvent:
+    """A copying export of an FFI ``Buffer`` (rule JXI004): ``how`` says what copies."""
+
+    node: Any
+    consumer: str
+    subject: str
+    how: str
+    function: str
+    view: str = "numpy"
+
+
+@dataclass(frozen=True)
+class ExportEffect:
+    """In a function summary: parameter ``param`` reaches ``sink`` (event ``event``) inside."""
+
+    param: int
+    event: SinkEvent

@@ -1,0 +1,205 @@
+"""One module's analysis: globals, functions and their summaries, classes, events.
+
+:class:`ModuleAnalysis` walks the module body once, binds every ``def`` and ``class`` it meets,
+then analyses each function exactly once (on demand when a call needs its summary, otherwise
+at the end).  A function's analysis binds its parameters to symbolic values, so one run gives
+both its findings and its summary: what it returns (multi-device always, when given
+parameters are, or safe) and which parameters it exports through a sink.  Recursion is cut
+by using the summary computed so far and re-running the function until it is stable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import libcst as cst
+
+from ..knowledge import apis
+from . import ffi
+from .events import ExportEffect
+from .values import Value, fixpoint_key
+
+
+@dataclass
+class Summary:
+    """What a call of a function does, in terms of its parameters.
+
+    ``ret`` is the joined returned value (None: never returns normally); ``exports`` the
+    parameters that reach a sink unguarded; ``donates`` parameters donated to a jitted call.
+    """
+
+    ret: Optional[Value] = None
+    exports: tuple = ()
+    donates: frozenset = frozenset()
+
+    def key(self):
+        """Comparable form for the recursion fixpoint."""
+        return (fixpoint_key(self.ret), tuple(sorted((e.param, id(e.event.node)) for e in self.exports)),
+                self.donates)
+
+
+@dataclass(eq=False)
+class ClassRecord:
+    """A class of this module: its methods by name, and the values its methods store on
+    ``self`` (joined over all methods), filled on demand."""
+
+    node: Any
+    name: str
+    methods: dict = field(default_factory=dict)
+    writers: dict = field(default_factory=dict)   # attribute -> [FunctionRecord]
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class FunctionRecord:
+    """A ``def`` or ``lambda`` of this module, with its closure and analysis state.
+
+    ``params`` are the positional-or-keyword parameter names in order (``self`` included for
+    methods); ``annotations`` their annotation nodes; ``closure`` the mapping names are looked
+    up in when not local; ``ffi_shift`` the number of leading parameters before the FFI
+    context when the function is a ``buffer_callback`` callback (None otherwise).
+    """
+
+    node: Any
+    name: str
+    params: list
+    annotations: list
+    closure: Any
+    cls: Optional[ClassRecord] = None
+    ffi_shift: Optional[int] = None
+    summary: Optional[Summary] = None
+    state: str = "new"          # new -> running -> done
+    events: dict = field(default_factory=dict)
+    recursive: bool = False
+
+
+def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
+    """Make the record of a ``cst.FunctionDef`` or ``cst.Lambda``."""
+    params_node = node.params
+    plist = list(params_node.posonly_params) + list(params_node.params)
+    if params_node.star_arg is not None and isinstance(params_node.star_arg, cst.Param):
+        star = [params_node.star_arg]
+    else:
+        star = []
+    plist = plist + star + list(params_node.kwonly_params)
+    names = [p.name.value for p in plist]
+    annotations = [p.annotation.annotation if p.annotation is not None else None for p in plist]
+    return FunctionRecord(node=node, name=name, params=names, annotations=annotations,
+                          closure=closure, cls=cls)
+
+
+class ModuleAnalysis:
+    """Analyse one parsed module.
+
+    ``module`` is a ``libcst.Module``, ``path`` the file path used in findings, ``package``
+    the dotted package of the module (for relative imports).  After :meth:`run`, ``events``
+    holds every observation of the walk (see :mod:`.events`); ``functions`` every function
+    record.  Raises nothing for valid modules; the engine guards against the rest.
+    """
+
+    def __init__(self, module: cst.Module, path: str, package: str = "", project=None,
+                 source: str = "", kb=None):
+        from ..knowledge import DEFAULT_KNOWLEDGE
+
+        self.kb = kb if kb is not None else DEFAULT_KNOWLEDGE
+        self.module = module
+        self.source = source
+        self.path = path
+        self.package = package
+        self.project = project
+        self.globals: dict[str, Value] = {}
+        self.module_events: dict = {}
+        self.functions: list[FunctionRecord] = []
+        self.by_node: dict[int, FunctionRecord] = {}
+        self.imports_jax = False
+        self.ffi = ffi.FfiCallbacks()
+        self.analysed_count = 0
+
+    # -- driving -------------------------------------------------------------------------
+    def run(self) -> "ModuleAnalysis":
+        """Walk the module, then every function not yet analysed.  Returns self."""
+        from .flow import Walker
+
+        if "buffer_callback" in self.source:
+            self.ffi = ffi.find_callbacks(self.module, self.package)
+        walker = Walker(self, None, self.globals, None, "<module>")
+        walker.block(self.module.body)
+        i = 0
+        while i < len(self.functions):
+            self.summary(self.functions[i])
+            i += 1
+        return self
+
+    @property
+    def events(self) -> list:
+        """Every event, module level first, then function by function."""
+        out = list(self.module_events.values())
+        for rec in self.functions:
+            out.extend(rec.events.values())
+        return out
+
+    def register(self, rec: FunctionRecord) -> FunctionRecord:
+        """Add a function record (called by the walk when it meets a def or lambda)."""
+        existing = self.by_node.get(id(rec.node))
+        if existing is not None:
+            return existing
+        shift = self.ffi.shift_for(rec)
+        if shift is not None:
+            rec.ffi_shift = shift
+        self.functions.append(rec)
+        self.by_node[id(rec.node)] = rec
+        return rec
+
+    def summary(self, rec: FunctionRecord) -> Summary:
+        """The summary of ``rec``, analysing it first if needed (recursion-safe)."""
+        if rec.state == "done":
+            return rec.summary
+        if rec.state == "running":
+            rec.recursive = True
+            return rec.summary or Summary()
+        from .flow import analyse_function
+
+        for _ in range(4):
+            rec.state = "running"
+            rec.recursive = False
+            previous = rec.summary
+            rec.summary = analyse_function(self, rec)
+            self.analysed_count += 1
+            if not rec.recursive or (previous is not None and previous.key() == rec.summary.key()):
+                break
+        rec.state = "done"
+        return rec.summary
+
+    def resolve_import(self, qualified: str) -> Value:
+        """The value an import of ``qualified`` binds: a qualified-name reference, or the
+        summary-backed value of a project module (whole-project mode)."""
+        from .values import qname
+
+        if self.project is not None:
+            value = self.project.resolve(qualified, self)
+            if value is not None:
+                return value
+        return qname(qualified, via_import=True)
+
+    # -- classes -------------------------------------------------------------------------
+    def class_attribute(self, cls: ClassRecord, attr: str) -> Optional[Value]:
+        """The value methods of ``cls`` store in ``self.<attr>``, analysing the writers first."""
+        for writer in cls.writers.get(attr, ()):
+            self.summary(writer)
+        return cls.attrs.get(attr)
+
+    def is_removed_attribute_receiver(self, value: Value) -> bool:
+        """Whether ``value.device_buffer`` is a removed-API use: not on known non-JAX objects,
+        and on unknown objects only in modules that import jax (rules.md JXI005)."""
+        from .values import ARRAY, FOREIGN, SAFE, UNKNOWN
+
+        if value.kind == FOREIGN:
+            return False
+        if value.kind in (ARRAY,) or value.param_array:
+            return True
+        if value.kind in (UNKNOWN, SAFE):
+            return self.imports_jax
+        return False
+
+
+JAX_ROOTS = apis.JAX_ROOTS

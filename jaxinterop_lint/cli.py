@@ -1,0 +1,132 @@
+"""The ``jaxinterop-lint`` command.
+
+``jaxinterop-lint [check] [OPTIONS] [PATHS...]`` lints (the default command);
+``jaxinterop-lint rule CODE|--all`` prints rule pages; ``run`` and ``verify`` drive the runtime
+shim; ``clean`` removes the cache.  Exit status: 0 no findings, 1 findings, 2 a usage error
+or a file that could not be read or parsed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional
+
+from . import __version__
+from .config import Config, ConfigError
+from .engine import LINE_SPLIT, lint_paths
+from .report import FORMATS
+
+SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
+
+
+def _codes(value: str) -> tuple:
+    return tuple(c.strip() for c in value.split(",") if c.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the check command."""
+    p = argparse.ArgumentParser(
+        prog="jaxinterop-lint",
+        description="Find multi-device JAX arrays handed to zero-copy interop (DLPack, CUDA Array "
+                    "Interface, raw buffers), and other JAX interop bugs.  Other commands: "
+                    "`jaxinterop-lint rule CODE`, `run`, `verify`, `clean`.",
+    )
+    p.add_argument("paths", nargs="*", default=None, help="files or folders to lint (default: .)")
+    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: all but JXI009)")
+    p.add_argument("--ignore", type=_codes, help="codes or prefixes not to report")
+    p.add_argument("--extend-select", type=_codes, help="codes to report in addition (e.g. JXI009)")
+    p.add_argument("--exclude", type=_codes, help="fnmatch patterns of paths to skip (replaces the defaults)")
+    p.add_argument("--extend-exclude", type=_codes, help="patterns to skip in addition to the defaults")
+    p.add_argument("--output-format", choices=sorted(FORMATS), default="concise", help="how findings are printed")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="parallel processes (default: CPU count)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--version", action="version", version=f"jaxinterop-lint {__version__}")
+    return p
+
+
+def config_from_args(args) -> Config:
+    """Build the run's :class:`Config` from parsed options (command line wins)."""
+    cfg = Config(source="command line")
+    if args.select is not None:
+        cfg.select = args.select
+    if args.ignore:
+        cfg.ignore = args.ignore
+    if args.extend_select:
+        cfg.extend_select = args.extend_select
+    if args.exclude is not None:
+        cfg.exclude = args.exclude
+    if args.extend_exclude:
+        cfg.extend_exclude = args.extend_exclude
+    cfg.enabled()  # validates codes: raises ConfigError
+    return cfg
+
+
+def _read_lines(path: str) -> Optional[list]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return LINE_SPLIT.split(fh.read())
+    except OSError:
+        return None
+
+
+def check(argv: list) -> int:
+    """The lint command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        cfg = config_from_args(args)
+    except ConfigError as exc:
+        print(f"jaxinterop-lint: error: {exc}", file=sys.stderr)
+        return 2
+    paths = args.paths or ["."]
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    result = lint_paths(paths, cfg, jobs=jobs)
+    sources = None
+    if args.output_format == "full":
+        sources = {p: _read_lines(p) for p in {f.path for f in result.findings}}
+    out = FORMATS[args.output_format](result.findings, sources=sources)
+    sys.stdout.write(out)
+    for path, err in result.errors:
+        print(f"{path}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+    if not args.quiet and args.output_format in ("concise", "full"):
+        n = len(result.findings)
+        summary = f"Found {n} finding{'s' if n != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
+        if result.errors:
+            summary += f"; {len(result.errors)} file{'s' if len(result.errors) != 1 else ''} could not be linted"
+        print(summary + ".", file=sys.stderr)
+    if result.errors:
+        return 2
+    return 1 if result.findings else 0
+
+
+def main(argv: Optional[list] = None) -> int:
+    """Entry point of the console script and ``python -m jaxinterop_lint``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
+    rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
+    try:
+        if command == "check":
+            return check(rest)
+        if command == "rule":
+            from .docs import rule_main
+
+            return rule_main(rest)
+        if command in ("run", "verify"):
+            from . import runtime_cli
+
+            return runtime_cli.run_main(rest) if command == "run" else runtime_cli.verify_main(rest)
+        if command == "clean":
+            from .cache import clean_main
+
+            return clean_main(rest)
+    except KeyboardInterrupt:
+        print("jaxinterop-lint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Find the Python files to lint under the given paths."""
+from __future__ import annotations
+
+import fnmatch
+import os
+from typing import Iterable, Iterator
+
+# Folders never descended into (flake8's and ruff's defaults, plus our cache).
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "*.egg-info",
+    "__pycache__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".jaxinterop_lint_cache", "__pypackages__",
+)
+
+
+def _excluded(path: str, patterns: Iterable[str]) -> bool:
+    name = os.path.basename(path.rstrip(os.sep)) or path
+    norm = os.path.normpath(path)
+    absolute = os.path.abspath(path)
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(absolute, pat) \
+                or fnmatch.fnmatch(norm, os.path.normpath(pat) + "/*"):
+            return True
+    return False
+
+
+def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
+             extend_exclude: Iterable[str] = ()) -> Iterator[str]:
+    """Yield ``*.py`` files under ``paths`` in a stable order.
+
+    Folders matching ``exclude`` or ``extend_exclude`` (fnmatch patterns on the name or the
+    path, as flake8's ``--exclude``) and virtualenvs (a ``pyvenv.cfg`` inside) are skipped.
+    A path given explicitly is yielded as it is, whatever its name, so that errors about it
+    (a missing file, a folder named ``x.py``) reach the user.
+    """
+    patterns = tuple(exclude) + tuple(extend_exclude)
+    for top in paths:
+        if not os.path.isdir(top):
+            yield top
+            continue
+        for folder, dirs, files in os.walk(top, followlinks=False):
+            dirs[:] = sorted(
+                d for d in dirs
+                if not _excluded(os.path.join(folder, d), patterns)
+                and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+            )
+            for f in sorted(files):
+                full = os.path.join(folder, f)
+                if f.endswith(".py") and not _excluded(full, patterns):
+                    yield full

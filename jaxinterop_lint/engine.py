@@ -1,0 +1,256 @@
+"""The one engine behind the CLI, the flake8 plugin, the API and the tests.
+
+``lint_source(source, path, config)`` lints one file's text; ``lint_paths(paths, config)``
+discovers, reads and lints files.  Nothing else in the package parses Python.
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from . import prefilter as prefilter_mod
+from .analysis.module import ModuleAnalysis
+from .config import Config
+from .finding import Finding
+from .rules import ALL_RULES, RuleContext
+from .rules.base import verdict
+from .analysis.events import SinkEvent
+
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+FILE_NOQA = re.compile(r"#\s*jaxinterop-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
+                       re.IGNORECASE)
+LINE_SPLIT = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """A file that cannot be linted: unreadable, undecodable or not valid Python.
+    ``line``/``column`` locate the problem (1-based line, 1-based column)."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class FileResult:
+    """The outcome of linting one file: findings (after selection and noqa), an error, the
+    sinks judged handled by an enclosing ``try`` (``(path, line)``), and what was suppressed."""
+
+    path: str
+    findings: list = field(default_factory=list)
+    error: Optional[SourceError] = None
+    handled: list = field(default_factory=list)
+    suppressed: list = field(default_factory=list)
+    analysed: bool = False
+
+
+@dataclass
+class LintResult:
+    """The outcome of linting many files."""
+
+    findings: list = field(default_factory=list)
+    errors: list = field(default_factory=list)      # (path, SourceError)
+    handled: list = field(default_factory=list)
+    suppressed: list = field(default_factory=list)
+    files: int = 0
+    analysed: int = 0
+
+
+def decode(data: bytes, path: str = "<string>") -> str:
+    """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8).
+
+    Raises :class:`SourceError` for an unknown codec, bytes invalid in the encoding, or a NUL."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceError(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise SourceError("source contains a NUL byte", line, 1)
+    return text
+
+
+def read_source(path: str) -> str:
+    """Read and decode a file; raises :class:`SourceError` with a readable reason."""
+    if os.path.isdir(path):
+        raise SourceError("is a directory, not a Python file")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise SourceError("no such file") from None
+    except PermissionError:
+        raise SourceError("permission denied") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    return decode(data, path)
+
+
+def parse(text: str) -> cst.Module:
+    """Parse with libcst; raises :class:`SourceError` for invalid Python."""
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid syntax"
+        raise SourceError(f"syntax error: {exc.message if hasattr(exc, 'message') else first}",
+                          exc.raw_line, exc.raw_column + 1) from None
+    except RecursionError:
+        raise SourceError("syntax error: too deeply nested for the parser") from None
+    except MemoryError:
+        raise SourceError("file too large to parse") from None
+
+
+def package_of(path: str) -> str:
+    """The dotted package a file belongs to, from the ``__init__.py`` files above it."""
+    parts = []
+    folder = os.path.dirname(os.path.abspath(path))
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parts.append(os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return ".".join(reversed(parts))
+
+
+def _noqa_codes(line_text: str):
+    """None when the line has no noqa; an empty set for a bare ``# noqa``; else its codes."""
+    m = NOQA.search(line_text)
+    if m is None:
+        return None
+    codes = m.group("codes")
+    return frozenset() if not codes else frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
+
+
+def file_noqa(text: str):
+    """Codes silenced in the whole file by ``# jaxinterop-lint: noqa[: codes]`` (a bare form
+    silences all: returns None then); an empty set when there is none."""
+    if "jaxinterop-lint" not in text:
+        return frozenset()
+    out = set()
+    for m in FILE_NOQA.finditer(text):
+        if not m.group("codes"):
+            return None
+        out |= {c.upper() for c in re.split(r"[,\s]+", m.group("codes")) if c}
+    return frozenset(out)
+
+
+def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] = None, project=None):
+    """Parse and analyse ``text``; returns ``(ModuleAnalysis, raw findings, handled lines)``.
+    Raises :class:`SourceError`."""
+    if module is None:
+        module = parse(text)
+    try:
+        ma = ModuleAnalysis(module, path, package_of(path) if os.path.exists(path) else "", project,
+                            source=text, kb=config.knowledge()).run()
+    except RecursionError:
+        raise SourceError("too deeply nested to analyse") from None
+    ctx = RuleContext(ma, path)
+    rules = [r() for r in ALL_RULES]
+    findings, handled, seen = [], [], set()
+    for event in ma.events:
+        if isinstance(event, SinkEvent) and verdict(event)[0] == "handled":
+            handled.append((path, ctx.line(event.node)))
+        for rule in rules:
+            f = rule.check(event, ctx)
+            if f is not None and (f.line, f.column, f.code) not in seen:
+                seen.add((f.line, f.column, f.code))
+                findings.append(f)
+    return ma, findings, handled
+
+
+def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
+                prefilter: Optional[prefilter_mod.Prefilter] = None, project=None) -> FileResult:
+    """Lint one file's text (``str`` or undecoded ``bytes``).
+
+    Returns a :class:`FileResult`; a file that cannot be decoded or parsed gives a result
+    whose ``error`` is set and whose findings are empty.  Never raises for bad input.
+    """
+    config = config or Config()
+    result = FileResult(path)
+    try:
+        text = decode(source, path) if isinstance(source, bytes) else source
+        pf = prefilter or _prefilter_for(config)
+        if not pf.wants(text):
+            return result
+        _, raw, handled = analyse(text, path, config, project=project)
+    except SourceError as exc:
+        result.error = exc
+        return result
+    result.analysed = True
+    result.handled = handled
+    enabled = config.enabled() - config.ignored_for(path)
+    silenced_file = file_noqa(text)
+    lines = LINE_SPLIT.split(text)
+    for f in sorted(raw, key=Finding.sort_key):
+        if f.code not in enabled:
+            continue
+        if silenced_file is None or f.code in silenced_file:
+            result.suppressed.append(f)
+            continue
+        line_text = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        codes = _noqa_codes(line_text) if "noqa" in line_text.lower() else None
+        if codes is not None and (not codes or f.code in codes):
+            result.suppressed.append(f)
+            continue
+        result.findings.append(f)
+    return result
+
+
+_PREFILTERS: dict = {}
+
+
+def _prefilter_for(config: Config) -> prefilter_mod.Prefilter:
+    key = tuple(sorted(config.extend_sinks))
+    pf = _PREFILTERS.get(key)
+    if pf is None:
+        pf = _PREFILTERS[key] = prefilter_mod.build(key)
+    return pf
+
+
+def lint_file(path: str, config: Optional[Config] = None) -> FileResult:
+    """Read and lint one file; errors become ``FileResult.error``."""
+    try:
+        text = read_source(path)
+    except SourceError as exc:
+        return FileResult(path, error=exc)
+    return lint_source(text, path, config)
+
+
+def lint_paths(paths: Iterable[str], config: Optional[Config] = None, jobs: int = 1) -> LintResult:
+    """Discover and lint every Python file under ``paths``.  Returns a :class:`LintResult`
+    with findings sorted by file and position; unreadable or invalid files are in ``errors``."""
+    from .discover import discover
+
+    config = config or Config()
+    files = list(discover(paths, config.exclude, config.extend_exclude))
+    out = LintResult(files=len(files))
+    if jobs > 1 and len(files) > 8:
+        from .parallel import map_files
+
+        results = map_files(files, config, jobs)
+    else:
+        results = (lint_file(p, config) for p in files)
+    for r in results:
+        if r.error is not None:
+            out.errors.append((r.path, r.error))
+        out.findings.extend(r.findings)
+        out.handled.extend(r.handled)
+        out.suppressed.extend(r.suppressed)
+        out.analysed += r.analysed
+    out.findings.sort(key=Finding.sort_key)
+    return out

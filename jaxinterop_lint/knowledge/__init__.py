@@ -1,0 +1,32 @@
+"""What the linter knows about APIs (``apis``), as data, and the per-run view of it that a
+configuration can extend (:class:`Knowledge`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import apis
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """The tables the analysis consults: the built-in ones plus a project's own APIs
+    (``extend-sources``, ``extend-sinks``, ``extend-sanitizers`` of the configuration)."""
+
+    call_sinks: dict = field(default_factory=lambda: dict(apis.CALL_SINKS))
+    direct_sources: dict = field(default_factory=lambda: dict(apis.DIRECT_SOURCES))
+    sanitizers: frozenset = apis.SANITIZERS
+
+    def extended(self, sources=(), sinks=None, sanitizers=()) -> "Knowledge":
+        """A copy with more sources (qualified names), sinks (qualified name -> protocol
+        name: ``dlpack``, ``cuda-array-interface`` or ``raw-buffer``) and sanitizers."""
+        call_sinks = dict(self.call_sinks)
+        for qn, protocol in (sinks or {}).items():
+            call_sinks[qn] = apis.Sink(protocol, None if protocol == apis.CAI else "BufferError")
+        direct = dict(self.direct_sources)
+        for qn in sources:
+            direct[qn] = f"{qn}() (extend-sources)"
+        return Knowledge(call_sinks=call_sinks, direct_sources=direct,
+                         sanitizers=self.sanitizers | frozenset(sanitizers))
+
+
+DEFAULT_KNOWLEDGE = Knowledge()

@@ -1,0 +1,57 @@
+"""The text prefilter: a file that names no interop API is never parsed.
+
+The words are generated from the tables of :mod:`jaxinterop_lint.knowledge.apis` (and the
+configuration's own sinks), so a new table entry cannot be forgotten here.  A qualified sink
+``root.mod.name`` needs both ``root`` and ``name`` in the text (any use of it spells its last
+name, and any import of it spells its root); method and attribute sinks and removed APIs need
+their own name.  Prefiltering only ever skips files that cannot produce a finding.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .knowledge import apis
+
+
+@dataclass(frozen=True)
+class Prefilter:
+    """``standalone``: words that alone make a file worth parsing; ``pairs``: (root, names)
+    where the root and one of the names must both appear."""
+
+    standalone: frozenset
+    pairs: tuple
+
+    def __post_init__(self):
+        pattern = "|".join(sorted(re.escape(w) for w in self.standalone)) or r"(?!x)x"
+        object.__setattr__(self, "_re", re.compile(pattern))
+
+    def wants(self, text: str) -> bool:
+        """Whether ``text`` may produce a finding and must be parsed."""
+        if self._re.search(text):
+            return True
+        for root, names in self.pairs:
+            if root in text and any(n in text for n in names):
+                return True
+        return False
+
+
+def build(extra_sinks=()) -> Prefilter:
+    """The prefilter for the built-in tables plus ``extra_sinks`` (qualified names)."""
+    standalone = set(apis.METHOD_SINKS) | set(apis.ATTRIBUTE_SINKS)
+    standalone |= {q.rsplit(".", 1)[-1] for q in apis.REMOVED_CALLS}
+    standalone |= set(apis.REMOVED_ATTRIBUTES)
+    standalone |= {q.rsplit(".", 1)[-1] for q in apis.BUFFER_CALLBACK}
+    standalone |= {q.rsplit(".", 1)[-1] for q in apis.CAPSULE_CONSUMERS}
+    pairs: dict[str, set] = {}
+    for q in list(apis.CALL_SINKS) + list(apis.KERNEL_DECORATORS) + list(extra_sinks):
+        root, _, rest = q.partition(".")
+        last = q.rsplit(".", 1)[-1]
+        if root == "builtins":
+            standalone.add(last)
+        else:
+            pairs.setdefault(root, set()).add(last)
+    return Prefilter(frozenset(standalone), tuple((r, frozenset(n)) for r, n in sorted(pairs.items())))
+
+
+DEFAULT = build()

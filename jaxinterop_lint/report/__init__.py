@@ -1,0 +1,54 @@
+"""Output formats: each formatter takes the findings and returns the text to print."""
+from __future__ import annotations
+
+import json
+
+from ..finding import Finding
+from ..rules import RULES_BY_CODE
+from ..rules.base import DOCS_URL
+
+
+def display_path(path: str) -> str:
+    """The path as printed (unchanged: the user's own spelling)."""
+    return path
+
+
+def concise(findings: list[Finding], **_) -> str:
+    """``path:line:col: CODE message`` a line (flake8's format; columns 1-based)."""
+    return "".join(f"{display_path(f.path)}:{f.line}:{f.column + 1}: {f.code} {f.message}\n" for f in findings)
+
+
+def full(findings: list[Finding], sources: dict | None = None, **_) -> str:
+    """Concise line, the source line with a caret, the provenance chain, the fix title and
+    the rule's page."""
+    out = []
+    for f in findings:
+        out.append(f"{display_path(f.path)}:{f.line}:{f.column + 1}: {f.code} [{f.name}] {f.message}")
+        lines = (sources or {}).get(f.path)
+        if lines and 0 < f.line <= len(lines):
+            text = lines[f.line - 1].rstrip("\r\n")
+            out.append(f"    {f.line:>4} | {text}")
+            width = max(1, (f.end_column - f.column) if f.end_line == f.line else len(text) - f.column)
+            out.append("         | " + " " * f.column + "^" * width)
+        if f.provenance:
+            out.append("    provenance:")
+            for i, step in enumerate(f.provenance):
+                out.append(f"      {i + 1}. {step.path}:{step.line}: {step.description}")
+        if f.fix is not None:
+            out.append(f"    fix ({f.fix.applicability}): {f.fix.title}")
+        out.append(f"    docs: {DOCS_URL.format(code=f.code)}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def json_format(findings: list[Finding], **_) -> str:
+    """A JSON list of finding objects (see :meth:`Finding.to_dict`)."""
+    return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
+
+
+FORMATS = {"concise": concise, "full": full, "json": json_format}
+
+
+def rule_name(code: str) -> str:
+    """The kebab-case name of a rule code."""
+    return RULES_BY_CODE[code].name

@@ -1,0 +1,142 @@
+"""The rule protocol, and what rules share: positions, provenance, the event verdict.
+
+A rule is a small class with its ``code``, ``name``, one-line ``summary``, documentation
+fields (``why``, ``versions``, ``fix_applicability``), ``INVALID``/``VALID`` snippets that
+double as tests and docs, and ``check(event, ctx)`` that turns an analysis event into a
+:class:`~jaxinterop_lint.finding.Finding` or None.
+"""
+from __future__ import annotations
+
+from typing import ClassVar, Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..analysis.events import SinkEvent
+from ..analysis.values import Origin
+from ..finding import Finding, Fix, Step
+from ..knowledge.apis import EXCEPTION_BASES, PROTOCOL_RULE
+
+DOCS_URL = "https://github.com/jaxinterop-lint/jaxinterop-lint/blob/main/docs/rules/{code}.md"
+
+
+class RuleContext:
+    """Positions and source text of one analysed module, computed only when a finding needs
+    them (libcst's ``PositionProvider`` over the module, once)."""
+
+    def __init__(self, ma, path: str):
+        self.ma = ma
+        self.path = path
+        self._positions = None
+        self.handled: list[tuple[str, int]] = []
+
+    def position(self, node) -> tuple[int, int, int, int]:
+        """``(line, column, end_line, end_column)`` of ``node``: 1-based lines, 0-based columns."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.ma.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        r = self._positions.get(node)
+        if r is None:
+            return (1, 0, 1, 0)
+        return (r.start.line, r.start.column, r.end.line, r.end.column)
+
+    def line(self, node) -> int:
+        """1-based line of ``node``."""
+        return self.position(node)[0]
+
+    def text(self, node) -> str:
+        """Source text of ``node`` on one line."""
+        if node is None:
+            return "?"
+        code = self.ma.module.code_for_node(node).strip()
+        return " ".join(code.split())
+
+    def where(self, origin: Origin) -> str:
+        """``line 12`` or ``pkg/mod.py:12`` for an origin."""
+        if origin.path is not None and origin.path != self.path:
+            return f"{origin.path}:{origin.line}"
+        return f"line {origin.line if origin.node is None else self.line(origin.node)}"
+
+    def provenance(self, origin: Optional[Origin], sink_node, sink_text: str) -> tuple[Step, ...]:
+        """The chain from ``origin`` to the sink as :class:`Step` records."""
+        steps = []
+        if origin is not None:
+            steps.append(self._step(origin.description, origin.node, origin.path, origin.line))
+            for desc, where in origin.steps:
+                if isinstance(where, tuple):
+                    steps.append(Step(desc, where[0], where[1], 0))
+                else:
+                    steps.append(self._step(desc, where, None, None))
+        line, col, _, _ = self.position(sink_node)
+        steps.append(Step(sink_text, self.path, line, col))
+        return tuple(steps)
+
+    def _step(self, desc, node, path, line) -> Step:
+        if node is not None:
+            ln, col, _, _ = self.position(node)
+            return Step(desc, self.path, ln, col)
+        return Step(desc, path or self.path, line or 0, 0)
+
+
+class Rule:
+    """Base of every rule.  Subclasses set the class attributes and implement :meth:`check`."""
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    why: ClassVar[str] = ""
+    versions: ClassVar[str] = ""
+    fix_applicability: ClassVar[Optional[str]] = None
+    fix_title: ClassVar[str] = ""
+    default: ClassVar[bool] = True
+    INVALID: ClassVar[tuple[str, ...]] = ()
+    VALID: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, event, ctx: RuleContext) -> Optional[Finding]:  # pragma: no cover - abstract
+        """Return the finding this rule makes of ``event``, or None."""
+        raise NotImplementedError
+
+    def finding(self, ctx: RuleContext, node, message: str, event, provenance=(), fix: Optional[Fix] = None,
+                **extra) -> Finding:
+        """Build a finding of this rule at ``node``."""
+        line, col, end_line, end_col = ctx.position(node)
+        return Finding(path=ctx.path, line=line, column=col, end_line=end_line, end_column=end_col,
+                       code=self.code, name=self.name, message=message, provenance=tuple(provenance),
+                       fix=fix, function=getattr(event, "function", ""),
+                       snippet=ctx.text(getattr(event, "inner_node", None) or node)[:200], extra=extra)
+
+
+def catches(handler_names, raised: str) -> bool:
+    """Whether an ``except`` clause catching ``handler_names`` (None: bare) catches ``raised``."""
+    if handler_names is None:
+        return True
+    bases = EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
+    return any(name in bases for name in handler_names)
+
+
+def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
+    """Which rule an export event belongs to, and the node to report it at.
+
+    ``JXI008`` when the value was donated; for a multi-device value ``handled`` when an
+    enclosing ``try`` catches what JAX raises, ``JXI007`` (at the innermost handler) when
+    enclosing ``try`` blocks catch nothing of it, else the protocol's rule; None otherwise.
+    """
+    value = event.value
+    if value.donated is not None:
+        return "JXI008", event.node
+    if value.multi is None or event.single_device_process:
+        return None, None
+    raised = event.sink.raises
+    if raised is not None and event.tries:
+        for ctx in event.tries:
+            if any(catches(names, raised) for _, names in ctx.handlers):
+                return "handled", event.node
+        return "JXI007", event.tries[-1].handlers[0][0]
+    return PROTOCOL_RULE[event.sink.protocol], event.node
+
+
+def describe_raise(sink) -> str:
+    """How the consumer fails for a multi-device array, for messages."""
+    if sink.raises is None:
+        return "silently gathers the whole array through the host onto one device"
+    return f"raises {sink.raises}"
