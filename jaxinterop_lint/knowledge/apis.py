@@ -196,7 +196,8 @@ FFI_ZERO_COPY_VIEWS = frozenset({
 
 @dataclass(frozen=True)
 class Removed:
-    """A removed JAX interop API (section 4): when it went and what replaces it."""
+    """A removed JAX interop API (section 4): when it went, and what to do instead (an
+    imperative phrase)."""
 
     gone: str
     replacement: str
@@ -205,24 +206,24 @@ class Removed:
 REMOVED_CALLS: dict[str, Removed] = {
     "jax.dlpack.to_dlpack": Removed(
         "deprecated in JAX 0.6.0, raises since 0.7.0, deleted in 0.8.0",
-        "pass the array itself to the consumer: torch.from_dlpack(x), np.from_dlpack(x)"),
+        "pass the array itself to the consumer: torch.from_dlpack(x)"),
     "jax.device_put_replicated": Removed(
         "deprecated in JAX 0.8.1, raises since 0.10.0",
-        "jax.device_put(x, NamedSharding(mesh, P()))"),
+        "use jax.device_put(x, NamedSharding(mesh, P()))"),
     "jax.device_put_sharded": Removed(
         "deprecated in JAX 0.8.1, raises since 0.10.0",
-        "jax.device_put(x, NamedSharding(mesh, P(axis)))"),
+        "use jax.device_put(x, NamedSharding(mesh, P(axis)))"),
     "jax.sharding.PositionalSharding": Removed(
-        "deprecated in JAX 0.6.0, deleted in 0.8.0", "jax.sharding.NamedSharding"),
+        "deprecated in JAX 0.6.0, deleted in 0.8.0", "use jax.sharding.NamedSharding"),
 }
 REMOVED_ATTRIBUTES: dict[str, Removed] = {
-    "device_buffer": Removed("removed in JAX 0.4.27", "x.addressable_data(0)"),
-    "device_buffers": Removed("removed in JAX 0.4.27", "[s.data for s in x.addressable_shards]"),
+    "device_buffer": Removed("removed in JAX 0.4.27", "use x.addressable_data(0)"),
+    "device_buffers": Removed("removed in JAX 0.4.27", "use [s.data for s in x.addressable_shards]"),
 }
 CAPSULE_CONSUMERS = frozenset({"jax.dlpack.from_dlpack", "jax.numpy.from_dlpack", "numpy.from_dlpack"})
 CAPSULE_REMOVED = Removed(
     "DLPack capsules deprecated in JAX 0.4.32, rejected since 0.7.2 (TypeError)",
-    "jax.dlpack.from_dlpack(t) with the tensor itself")
+    "pass the tensor itself: jax.dlpack.from_dlpack(t)")
 # Calls (by last name) that produce a DLPack capsule.
 CAPSULE_PRODUCER_NAMES = frozenset({"to_dlpack", "toDlpack", "__dlpack__"})
 

@@ -51,5 +51,5 @@ class RemovedJaxInteropApi(Rule):
             what = f"importing {event.api}"
         else:
             what = f"{event.api}" + ("()" if event.kind == "call" else "")
-        message = f"{what} is a removed JAX API ({r.gone}); use {r.replacement} instead"
+        message = f"{what} is a removed JAX API ({r.gone}); {r.replacement}"
         return self.finding(ctx, event.node, message, event)
