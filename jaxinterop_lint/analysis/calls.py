@@ -226,10 +226,10 @@ class CallMixin:
             present = [k for k in required if k in kw and not _none_or_false(kw[k])]
             single_out = "out_shardings" in kw and kw["out_shardings"][0].kind == V.DEVICE
             if (not required or present) and not single_out:
-                what = _WRAPPER_NAMES.get(qn, _short(qn))
+                what = _WRAPPER_NAMES.get(qn, _short(qn)) + " function"
                 if present:
                     what = f"{what} with {'/'.join(sorted(present))}"
-                source = Origin(f"{what} function", node)
+                source = Origin(what, node)
         donate = base.donate
         donate_names = base.donate_names
         if qn in apis.DONATING_WRAPPERS:

@@ -18,8 +18,16 @@ def export_message(event: SinkEvent, ctx: RuleContext) -> str:
                 f"several devices ({source})")
     else:
         head = f"{event.consumer} cannot export `{subject}`: it spans several devices ({source})"
-    return (f"{head} and {describe_raise(event.sink)}; use {subject}.addressable_shards or "
+    owner = subject if _simple(event.subject) else f"({subject})"
+    return (f"{head} and {describe_raise(event.sink)}; use {owner}.addressable_shards or "
             f"jax.device_put({subject}, device)")
+
+
+def _simple(node) -> bool:
+    """Whether ``node`` can take ``.attr`` without parentheses."""
+    import libcst as cst
+
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Tuple))
 
 
 class ExportRule(Rule):
@@ -61,18 +69,18 @@ class MultiDeviceCudaArrayInterface(ExportRule):
         "step = pjit(lambda a: a + 1)\nout = step(x)\ndev = numba.cuda.to_device(out)\n",
         "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
         "y = jax.device_put(x, NamedSharding(mesh, P()))\niface = y.__cuda_array_interface__\n",
-        "import jax\nimport cupy\nfrom functools import partial\n\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport cupy\nfrom functools import partial\n\n"
         "@partial(jax.shard_map, mesh=mesh, in_specs=P('i'), out_specs=P())\ndef f(b):\n    return b\n\n"
         "c = cupy.ascontiguousarray(f(x).T)\n",
         "import jax\nfrom numba import cuda\n\n@cuda.jit\ndef k(a):\n    pass\n\n"
         "y = jax.make_array_from_callback(shape, sharding, cb)\nk[1, 32](y)\n",
     )
     VALID = (
-        "import cupy as cp\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
+        "import cupy as cp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
         "c = cp.asarray(y.addressable_data(0))\n",
-        "import cupy as cp\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
+        "import cupy as cp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
         "parts = [cp.asarray(s.data) for s in y.addressable_shards]\n",
-        "import cupy as cp\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
+        "import cupy as cp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
         "host = cp.asarray(jax.device_get(y))\n",
         "import cupy as cp\na = cp.arange(10)\nb = cp.asarray(a)\n",
         "import jax\nfrom numba import cuda\ny = jax.device_put(x, jax.devices()[0])\n"
@@ -101,21 +109,21 @@ class MultiDeviceDlpackExport(ExportRule):
         "t = torch.utils.dlpack.from_dlpack(out[0])\n",
         "import jax\nimport numpy as np\nfrom jax.experimental import pjit as m\n"
         "step = m.pjit(f)\ntotal = step(x).sum()\narr = np.from_dlpack(total)\n",
-        "import jax\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "ts = jax.tree.map(torch.from_dlpack, {'a': y})\n",
         "import jax\nimport warp as wp\ny = jax.lax.with_sharding_constraint(x, s)\nw = wp.from_jax(y)\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\ncap = y.__dlpack__()\n",
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\ncap = y.__dlpack__()\n",
     )
     VALID = (
-        "import jax\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
         "t = torch.from_dlpack(jax.device_put(y, jax.devices()[0]))\n",
-        "import jax\nimport torch\nimport numpy as np\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\nimport numpy as np\n"
         "y = jax.device_put(x, NamedSharding(mesh, P('data')))\nt = torch.from_numpy(np.asarray(y))\n",
-        "import jax\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
         "if len(y.devices()) == 1:\n    t = torch.from_dlpack(y)\n",
         "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_dlpack(a)\n",
         "import jax\nimport torch\nf = jax.jit(lambda a: a * 2)\nt = torch.from_dlpack(f(jax.numpy.ones(3)))\n",
-        "import jax\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
         "ts = [torch.from_dlpack(s.data) for s in y.addressable_shards]\n",
     )
 
@@ -135,23 +143,23 @@ class MultiDeviceRawBuffer(ExportRule):
     INVALID = (
         "import jax\nfrom jax.experimental.pjit import pjit\nstep = pjit(f)\nout = step(x)\n"
         "p = out.unsafe_buffer_pointer()\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\nm = memoryview(y)\n",
-        "import jax\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\nt = torch.asarray(y)\n",
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\nm = memoryview(y)\n",
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\nt = torch.asarray(y)\n",
         "import jax\nimport torch as T\ny = jax.make_array_from_process_local_data(s, data)\n"
         "t = T.frombuffer(y, dtype=T.float32)\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\nz = (y * 2).reshape(-1)\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\nz = (y * 2).reshape(-1)\n"
         "p = z.unsafe_buffer_pointer()\n",
-        "import jax\nf = jax.jit(g, out_shardings=NamedSharding(mesh, P('x')))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nf = jax.jit(g, out_shardings=NamedSharding(mesh, P('x')))\n"
         "p = f(x).unsafe_buffer_pointer()\n",
     )
     VALID = (
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "ptrs = [s.data.unsafe_buffer_pointer() for s in y.addressable_shards]\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "p = y.addressable_data(0).unsafe_buffer_pointer()\n",
         "import numpy as np\na = np.ones(3)\nm = memoryview(a)\n",
         "import torch\nt = torch.ones(3)\nu = torch.asarray(t)\n",
         "import jax\ny = jax.device_put(x, jax.local_devices()[0])\np = y.unsafe_buffer_pointer()\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "if jax.device_count() == 1:\n    p = y.unsafe_buffer_pointer()\n",
     )

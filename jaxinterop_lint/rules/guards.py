@@ -60,30 +60,30 @@ class HandlerMissesInteropError(Rule):
         "and tuples that include the right class do catch it.")
     versions = "jax >= 0.4.27 for BufferError on __dlpack__; JaxRuntimeError since 0.8."
     INVALID = (
-        "import jax, torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = torch.from_dlpack(y)\nexcept ValueError:\n    t = None\n",
-        "import jax, torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = torch.from_dlpack(y)\nexcept (TypeError, ValueError):\n    t = None\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    p = y.unsafe_buffer_pointer()\nexcept BufferError:\n    p = 0\n",
         "import jax, numpy as np\ny = jax.pmap(f)(x)\n"
         "try:\n    a = np.from_dlpack(y)\nexcept AttributeError:\n    a = None\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    m = memoryview(y)\nexcept KeyError:\n    m = None\n",
-        "import jax, torch as T\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch as T\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = T.as_tensor(y)\nexcept RuntimeError:\n    t = None\n",
     )
     VALID = (
-        "import jax, torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = torch.from_dlpack(y)\nexcept (BufferError, ValueError):\n    t = None\n",
-        "import jax, torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = torch.from_dlpack(y)\nexcept Exception:\n    t = None\n",
-        "import jax, torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = torch.from_dlpack(y)\nexcept:\n    t = None\n",
-        "import jax\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    p = y.unsafe_buffer_pointer()\nexcept jax.errors.JaxRuntimeError:\n    p = 0\n",
         "import torch\ntry:\n    t = torch.from_dlpack(a)\nexcept ValueError:\n    t = None\n",
-        "import jax, torch\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    try:\n        t = torch.from_dlpack(y)\n    except ValueError:\n        t = None\n"
         "except BufferError:\n    t = None\n",
     )

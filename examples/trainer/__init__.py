@@ -1,0 +1,1 @@
+"""A toy data-parallel trainer whose outputs go to PyTorch and CuPy."""

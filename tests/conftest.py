@@ -1,0 +1,52 @@
+"""Shared test helpers: lint a snippet, run the CLI and flake8 as real subprocesses."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jaxinterop_lint import Config, lint_source
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+EIGHT_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+
+
+def lint(code: str, path: str = "snippet.py", **config):
+    """Lint a dedented snippet; returns the findings."""
+    result = lint_source(textwrap.dedent(code), path, Config(**config))
+    assert result.error is None, result.error.message
+    return result.findings
+
+
+def codes(code: str, **config):
+    """``[(line, code), ...]`` of a snippet's findings."""
+    return [(f.line, f.code) for f in lint(code, **config)]
+
+
+def run_cli(*args, cwd=None, input=None, env=None):
+    """Run ``python -m jaxinterop_lint`` in a subprocess; returns the CompletedProcess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "jaxinterop_lint", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, input=input, env=full_env, timeout=300)
+
+
+def run_python(script: str, cwd=None, env=None, timeout=300):
+    """Run a Python file with 8 forced CPU devices."""
+    full_env = dict(os.environ)
+    full_env.update(EIGHT_DEVICES)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, str(script)], cwd=cwd, capture_output=True, text=True,
+                          env=full_env, timeout=timeout)
+
+
+@pytest.fixture
+def shared_dir():
+    """``../shared`` beside the checkout: CI always has it; its absence is a failure."""
+    assert SHARED.is_dir(), f"{SHARED} is missing: the acceptance cases and schema live there"
+    return SHARED
