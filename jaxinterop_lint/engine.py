@@ -22,7 +22,7 @@ from .rules import ALL_RULES, RuleContext
 from .rules.base import verdict
 from .analysis.events import SinkEvent
 
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.IGNORECASE)
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA = re.compile(r"#\s*jaxinterop-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
                        re.IGNORECASE)
 LINE_SPLIT = re.compile(r"\r\n|\r|\n")
