@@ -12,9 +12,9 @@ import os
 import sys
 from typing import Optional
 
-from . import __version__
+from . import __version__, cli_extras
 from .config import Config, ConfigError
-from .engine import LINE_SPLIT, lint_paths
+from .engine import LINE_SPLIT
 from .report import FORMATS
 
 SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
@@ -31,35 +31,26 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find multi-device JAX arrays handed to zero-copy interop (DLPack, CUDA Array "
                     "Interface, raw buffers), and other JAX interop bugs.  Other commands: "
                     "`jaxinterop-lint rule CODE`, `run`, `verify`, `clean`.",
+        epilog=cli_extras.EPILOG, formatter_class=cli_extras.HelpFormatter,
     )
     p.add_argument("paths", nargs="*", default=None, help="files or folders to lint (default: .)")
-    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: all but JXI009)")
-    p.add_argument("--ignore", type=_codes, help="codes or prefixes not to report")
-    p.add_argument("--extend-select", type=_codes, help="codes to report in addition (e.g. JXI009)")
-    p.add_argument("--exclude", type=_codes, help="fnmatch patterns of paths to skip (replaces the defaults)")
-    p.add_argument("--extend-exclude", type=_codes, help="patterns to skip in addition to the defaults")
+    p.add_argument("--select", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to report (default: all but JXI009)")
+    p.add_argument("--ignore", type=_codes, metavar="CODES", help="codes or prefixes not to report")
+    p.add_argument("--extend-select", type=_codes, metavar="CODES", help="codes to report in addition (e.g. JXI009)")
+    p.add_argument("--exclude", type=_codes, metavar="PATTERNS", help="fnmatch patterns of paths to skip (replaces the defaults)")
+    p.add_argument("--extend-exclude", type=_codes, metavar="PATTERNS", help="patterns to skip in addition to the defaults")
     p.add_argument("--output-format", choices=sorted(FORMATS), default="concise", help="how findings are printed")
     p.add_argument("--jobs", "-j", type=int, default=None, help="parallel processes (default: CPU count)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--version", action="version", version=f"jaxinterop-lint {__version__}")
+    cli_extras.add_options(p)
     return p
 
 
 def config_from_args(args) -> Config:
-    """Build the run's :class:`Config` from parsed options (command line wins)."""
-    cfg = Config(source="command line")
-    if args.select is not None:
-        cfg.select = args.select
-    if args.ignore:
-        cfg.ignore = args.ignore
-    if args.extend_select:
-        cfg.extend_select = args.extend_select
-    if args.exclude is not None:
-        cfg.exclude = args.exclude
-    if args.extend_exclude:
-        cfg.extend_exclude = args.extend_exclude
-    cfg.enabled()  # validates codes: raises ConfigError
-    return cfg
+    """Build the run's :class:`Config`: ``[tool.jaxinterop-lint]`` of the nearest
+    pyproject.toml with the parsed options on top (command line wins).  Raises ConfigError."""
+    return cli_extras.load_config(args)
 
 
 def _read_lines(path: str) -> Optional[list]:
@@ -79,16 +70,25 @@ def check(argv: list) -> int:
     except ConfigError as exc:
         print(f"jaxinterop-lint: error: {exc}", file=sys.stderr)
         return 2
-    paths = args.paths or ["."]
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
-    result = lint_paths(paths, cfg, jobs=jobs)
-    sources = None
-    if args.output_format == "full":
-        sources = {p: _read_lines(p) for p in {f.path for f in result.findings}}
-    out = FORMATS[args.output_format](result.findings, sources=sources)
-    sys.stdout.write(out)
+    result = cli_extras.lint_inputs(args, cfg, jobs)
+    try:
+        done, known = cli_extras.adopt(args, result)  # --baseline, --write-baseline, --add-noqa
+    except (ConfigError, OSError) as exc:
+        print(f"jaxinterop-lint: error: {exc}", file=sys.stderr)
+        return 2
+    if done is None and args.statistics:
+        sys.stdout.write(cli_extras.statistics(result, known))
+    elif done is None:
+        sources = None
+        if args.output_format == "full":
+            sources = {p: _read_lines(p) for p in {f.path for f in result.findings}}
+        out = FORMATS[args.output_format](result.findings, sources=sources)
+        sys.stdout.write(cli_extras.render(args, out))
     for path, err in result.errors:
         print(f"{path}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+    if done is not None:
+        return done
     if not args.quiet and args.output_format in ("concise", "full"):
         n = len(result.findings)
         summary = f"Found {n} finding{'s' if n != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"

@@ -6,6 +6,8 @@ import json
 from ..finding import Finding
 from ..rules import RULES_BY_CODE
 from ..rules.base import DOCS_URL
+from .github import github
+from .sarif import sarif
 
 
 def display_path(path: str) -> str:
@@ -46,7 +48,7 @@ def json_format(findings: list[Finding], **_) -> str:
     return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
 
 
-FORMATS = {"concise": concise, "full": full, "json": json_format}
+FORMATS = {"concise": concise, "full": full, "json": json_format, "sarif": sarif, "github": github}
 
 
 def rule_name(code: str) -> str:

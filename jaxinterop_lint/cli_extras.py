@@ -1,0 +1,181 @@
+"""The check command's options for fitting into a project: configuration file, standard input,
+baselines, ``--add-noqa``, ``--statistics`` and ``--color``.
+
+:mod:`jaxinterop_lint.cli` only wires these in: :func:`add_options` on its parser,
+:func:`load_config`, :func:`lint_inputs`, :func:`adopt` and :func:`render` in its check.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections import Counter
+from typing import Optional
+
+from . import adoption, pyproject
+from .config import Config, ConfigError
+from .engine import LintResult, lint_paths, lint_source
+from .rules import RULES_BY_CODE
+
+STDIN = "-"
+
+
+def add_options(p: argparse.ArgumentParser) -> None:
+    """Register the options of this module on the check command's parser."""
+    g = p.add_argument_group("configuration")
+    g.add_argument("--config", metavar="FILE",
+                   help="read [tool.jaxinterop-lint] from FILE instead of the nearest pyproject.toml")
+    g.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    g = p.add_argument_group("input and output")
+    g.add_argument("--stdin-filename", metavar="PATH",
+                   help="lint standard input (path `-`, the default with this option) as if it were PATH")
+    g.add_argument("--statistics", action="store_true",
+                   help="print how many findings each code has, and how many were silenced, instead of the findings")
+    g.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the concise and full formats (auto: on a terminal unless NO_COLOR is set)")
+    g = p.add_argument_group("gradual adoption")
+    g.add_argument("--add-noqa", action="store_true",
+                   help="append `# noqa: CODE` to the line of every current finding, then exit")
+    g.add_argument("--write-baseline", metavar="FILE",
+                   help="record the current findings in FILE (JSON), then exit 0")
+    g.add_argument("--baseline", metavar="FILE",
+                   help="report only findings not recorded in FILE (keyed on rule, path, function, source text)")
+
+
+def input_paths(args) -> list:
+    """The paths to lint: ``-`` alone when ``--stdin-filename`` is given without paths, else
+    the given paths, else the current folder."""
+    if args.paths:
+        return list(args.paths)
+    return [STDIN] if args.stdin_filename else ["."]
+
+
+def load_config(args) -> Config:
+    """The run's configuration: ``[tool.jaxinterop-lint]`` (``--config``, else the nearest
+    ``pyproject.toml`` above the linted paths; none with ``--isolated``) with the command
+    line's options on top.  Raises :class:`ConfigError` naming the file and key, or the option."""
+    if args.isolated:
+        base = Config()
+    else:
+        where = [args.stdin_filename if p == STDIN and args.stdin_filename else p for p in input_paths(args)]
+        base = pyproject.load([p for p in where if p != STDIN] or ["."], args.config)
+    cfg = pyproject.overlay(base, select=args.select, ignore=args.ignore or (),
+                            extend_select=args.extend_select or (), exclude=args.exclude,
+                            extend_exclude=args.extend_exclude or ())
+    if args.add_noqa and STDIN in input_paths(args):
+        raise ConfigError("--add-noqa cannot rewrite standard input")
+    return cfg
+
+
+def lint_inputs(args, cfg: Config, jobs: int) -> LintResult:
+    """Lint the paths of ``args``; ``-`` is standard input, named by ``--stdin-filename``."""
+    paths = input_paths(args)
+    files = [p for p in paths if p != STDIN]
+    result = lint_paths(files, cfg, jobs=jobs) if files else LintResult()
+    if STDIN in paths:
+        r = lint_source(sys.stdin.buffer.read(), args.stdin_filename or STDIN, cfg)
+        result.files += 1
+        result.analysed += r.analysed
+        if r.error is not None:
+            result.errors.append((r.path, r.error))
+        result.findings = r.findings + result.findings
+        result.suppressed.extend(r.suppressed)
+        result.handled.extend(r.handled)
+    return result
+
+
+def adopt(args, result: LintResult) -> tuple[Optional[int], list]:
+    """Apply ``--write-baseline``, ``--baseline`` and ``--add-noqa`` to ``result``.
+
+    Returns ``(exit status or None, findings silenced by the baseline)``; an exit status means
+    the run is over (the baseline was written, or the noqa comments added).  Findings known to
+    the baseline are removed from ``result.findings``.  Raises :class:`ConfigError` for a bad
+    baseline file and :class:`OSError` when a file cannot be written."""
+    if args.write_baseline:
+        n = adoption.write_baseline(result.findings, args.write_baseline)
+        print(f"jaxinterop-lint: wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}",
+              file=sys.stderr)
+        return (2 if result.errors else 0), []
+    known: list = []
+    if args.baseline:
+        recorded = adoption.load_baseline(args.baseline)
+        result.findings, known = adoption.apply_baseline(result.findings, recorded, args.baseline)
+    if args.add_noqa:
+        added, files, skipped = adoption.add_noqa(result.findings)
+        print(f"jaxinterop-lint: added {added} noqa comment{'s' if added != 1 else ''} "
+              f"to {files} file{'s' if files != 1 else ''}", file=sys.stderr)
+        if skipped:
+            print(f"jaxinterop-lint: {skipped} line{'s' if skipped != 1 else ''} could not take a comment "
+                  f"(inside a multi-line string or continued with a backslash)", file=sys.stderr)
+        return (2 if result.errors else 1 if skipped else 0), known
+    return None, known
+
+
+def statistics(result: LintResult, known: list) -> str:
+    """A table of counts per code: reported, silenced by noqa (line or file level), silenced
+    by the baseline."""
+    reported = Counter(f.code for f in result.findings)
+    noqa = Counter(f.code for f in result.suppressed)
+    base = Counter(f.code for f in known)
+    rows = [f"{'code':<8}{'reported':>9}{'noqa':>6}{'baseline':>10}  name"]
+    for code in sorted(set(reported) | set(noqa) | set(base)):
+        name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else ""
+        rows.append(f"{code:<8}{reported[code]:>9}{noqa[code]:>6}{base[code]:>10}  {name}")
+    total = (sum(reported.values()), sum(noqa.values()), sum(base.values()))
+    rows.append(f"{'total':<8}{total[0]:>9}{total[1]:>6}{total[2]:>10}")
+    return "\n".join(rows) + "\n"
+
+
+FINDING_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+[0-9]+)(?P<rest> .*)?$",
+                          re.MULTILINE)
+BOLD, RED, RESET = "\033[1m", "\033[1;31m", "\033[0m"
+
+
+def use_color(choice: str, stream=None) -> bool:
+    """Whether to colour: ``always``/``never`` as said; ``auto`` on a terminal (not ``TERM=dumb``)
+    unless ``NO_COLOR`` is set to a non-empty value."""
+    if choice != "auto":
+        return choice == "always"
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def colorize(text: str) -> str:
+    """ANSI colours on the ``path:line:col: CODE`` head of each finding line."""
+    return FINDING_LINE.sub(lambda m: f"{BOLD}{m['path']}{RESET}:{m['line']}:{m['col']}: "
+                                      f"{RED}{m['code']}{RESET}{m['rest'] or ''}", text)
+
+
+def render(args, text: str) -> str:
+    """The formatted output, coloured when ``--color`` says so (concise and full only)."""
+    if args.output_format in ("concise", "full") and use_color(args.color):
+        return colorize(text)
+    return text
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps the description as usual but prints the epilog (:data:`EPILOG`) as written."""
+
+    def _fill_text(self, text, width, indent):
+        if text == EPILOG:
+            return text
+        return super()._fill_text(text, width, indent)
+
+
+EPILOG = """\
+examples:
+  jaxinterop-lint src/                                  lint a tree (config: nearest pyproject.toml)
+  jaxinterop-lint --output-format sarif . > jxi.sarif   SARIF 2.1.0 for GitHub code scanning
+  jaxinterop-lint --output-format github .              annotations in a GitHub Actions log
+  jaxinterop-lint --stdin-filename src/x.py - < x.py    lint an editor buffer
+  jaxinterop-lint --write-baseline jxi-baseline.json .  then: --baseline jxi-baseline.json
+  jaxinterop-lint rule JXI002                           what a rule flags and how to fix it
+
+exit status: 0 no findings, 1 findings, 2 a usage or configuration error, or a file that
+could not be read or parsed.  Configuration: [tool.jaxinterop-lint] in pyproject.toml
+(select, ignore, extend-select, exclude, extend-exclude, per-file-ignores, extend-sources,
+extend-sinks, extend-sanitizers); command-line options win.
+"""

@@ -1,0 +1,187 @@
+"""``[tool.jaxinterop-lint]`` in ``pyproject.toml``: find it, check it, turn it into a :class:`Config`.
+
+The table is looked up in the nearest ``pyproject.toml`` above the linted paths that has one
+(as ruff does); a malformed ``pyproject.toml`` met on the way is an error.  Every problem is a
+:class:`~jaxinterop_lint.config.ConfigError` whose message names the file and the key.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+from typing import Iterable, Optional
+
+from .config import Config, ConfigError, expand_codes
+from .knowledge import apis
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+TABLE = "jaxinterop-lint"
+QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+PROTOCOLS = (apis.DLPACK, apis.CAI, apis.RAW)
+CODE_KEYS = ("select", "ignore", "extend-select")
+PATTERN_KEYS = ("exclude", "extend-exclude")
+NAME_KEYS = ("extend-sources", "extend-sanitizers")
+TABLE_KEYS = ("per-file-ignores", "extend-sinks")
+KNOWN_KEYS = CODE_KEYS + PATTERN_KEYS + NAME_KEYS + TABLE_KEYS
+
+
+def read_toml(path: str) -> dict:
+    """Parse the TOML file ``path``; raises :class:`ConfigError` naming the file for an
+    unreadable or malformed one."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: malformed TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def table_of(path: str) -> Optional[dict]:
+    """The ``[tool.jaxinterop-lint]`` table of the TOML file ``path``, or None when it has none.
+    Raises :class:`ConfigError` for a malformed file or a table that is not a table."""
+    tool = read_toml(path).get("tool", {})
+    if not isinstance(tool, dict) or TABLE not in tool:
+        return None
+    if not isinstance(tool[TABLE], dict):
+        raise ConfigError(f"{path}: tool.{TABLE}: expected a table")
+    return tool[TABLE]
+
+
+def find_pyproject(paths: Iterable[str]) -> Optional[str]:
+    """The nearest ``pyproject.toml`` with a ``[tool.jaxinterop-lint]`` table in the folders
+    above the common folder of ``paths`` (the current folder when there are none).
+
+    Returns its path or None.  Raises :class:`ConfigError` for a malformed ``pyproject.toml``
+    met on the way."""
+    folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+               for p in paths] or [os.getcwd()]
+    folder = os.path.commonpath(folders)
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate) and table_of(candidate) is not None:
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _strings(value, path: str, key: str) -> tuple:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: {key}: expected a list of strings, got {_type(value)}")
+    return tuple(value)
+
+
+def _type(value) -> str:
+    names = {str: "a string", bool: "a boolean", int: "an integer", float: "a number",
+             list: "a list", dict: "a table"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _anchor(pattern: str, root: str) -> str:
+    """A pattern with a folder part is relative to the config file's folder (made absolute);
+    a bare name (``build``, ``*_pb2.py``) matches at any depth and stays as it is."""
+    if "/" not in pattern.rstrip("/") or os.path.isabs(pattern):
+        return pattern
+    return os.path.join(root, pattern)
+
+
+def _names(value, path: str, key: str) -> tuple:
+    names = _strings(value, path, key)
+    for name in names:
+        if not QUALNAME.match(name):
+            raise ConfigError(f"{path}: {key}: {name!r} is not a qualified name such as 'mylib.shard_batch'")
+    return names
+
+
+def config_from_table(table: dict, path: str) -> Config:
+    """Check ``table`` (the parsed ``[tool.jaxinterop-lint]`` of ``path``) and build a
+    :class:`Config` from it.  Raises :class:`ConfigError` naming ``path`` and the key for an
+    unknown key, an unknown rule code, a wrong type or an unknown protocol."""
+    unknown = sorted(set(table) - set(KNOWN_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: tool.{TABLE}: unknown key {unknown[0]!r} "
+                          f"(known: {', '.join(KNOWN_KEYS)})")
+    root = os.path.dirname(os.path.abspath(path))
+    cfg = Config(source=path)
+    for key in CODE_KEYS:
+        if key in table:
+            codes = _strings(table[key], path, key)
+            expand_codes(codes, path, key)
+            setattr(cfg, key.replace("-", "_"), codes)
+    if "exclude" in table:
+        cfg.exclude = tuple(_anchor(p, root) for p in _strings(table["exclude"], path, "exclude"))
+    if "extend-exclude" in table:
+        cfg.extend_exclude = tuple(_anchor(p, root)
+                                   for p in _strings(table["extend-exclude"], path, "extend-exclude"))
+    cfg.extend_sources = _names(table.get("extend-sources", []), path, "extend-sources")
+    cfg.extend_sanitizers = _names(table.get("extend-sanitizers", []), path, "extend-sanitizers")
+    cfg.per_file_ignores = _per_file_ignores(table.get("per-file-ignores", {}), path, root)
+    cfg.extend_sinks = _sinks(table.get("extend-sinks", {}), path)
+    return cfg
+
+
+def _per_file_ignores(value, path: str, root: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: per-file-ignores: expected a table of pattern = [codes], got {_type(value)}")
+    out = {}
+    for pattern, codes in value.items():
+        key = f"per-file-ignores.{pattern!r}"
+        codes = _strings(codes, path, key)
+        expand_codes(codes, path, key)
+        out[_anchor(pattern, root)] = codes
+    return out
+
+
+def _sinks(value, path: str) -> dict:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path}: extend-sinks: expected a table of \"qualified.name\" = \"protocol\", "
+                          f"got {_type(value)}")
+    _names(list(value), path, "extend-sinks")
+    for name, protocol in value.items():
+        if protocol not in PROTOCOLS:
+            raise ConfigError(f"{path}: extend-sinks.{name!r}: unknown protocol {protocol!r} "
+                              f"(known: {', '.join(PROTOCOLS)})")
+    return dict(value)
+
+
+def load(paths: Iterable[str], config_file: Optional[str] = None) -> Config:
+    """The configuration for linting ``paths``: from ``config_file`` when given (any TOML
+    file with a ``[tool.jaxinterop-lint]`` table), else from the nearest ``pyproject.toml``
+    that has the table; the defaults when there is none.  Raises :class:`ConfigError`."""
+    path = config_file or find_pyproject(paths)
+    if path is None:
+        return Config()
+    if config_file is not None and not os.path.isfile(config_file):
+        raise ConfigError(f"{config_file}: --config: no such file")
+    table = table_of(path)
+    return Config() if table is None else config_from_table(table, path)
+
+
+def overlay(base: Config, select=None, ignore=(), extend_select=(), exclude=None, extend_exclude=(),
+            source: str = "command line") -> Config:
+    """``base`` (from a file) with command-line options on top: the command line wins.
+
+    ``select`` replaces the file's selection; ``ignore`` and ``extend-select`` apply after
+    it (so ``--extend-select JXI006`` re-enables a code the file ignores); ``exclude``
+    replaces the file's excludes and ``extend-exclude`` adds to them.  Raises
+    :class:`ConfigError` for an unknown code on the command line."""
+    cfg = dataclasses.replace(base)
+    if select is not None or ignore or extend_select:
+        chosen = expand_codes(select, source) if select is not None else base.enabled()
+        cfg = dataclasses.replace(cfg, select=tuple(sorted(chosen)), extend_select=tuple(extend_select),
+                                  ignore=tuple(ignore), source=source)
+    if exclude is not None:
+        cfg.exclude = tuple(exclude)
+    cfg.extend_exclude = tuple(base.extend_exclude) + tuple(extend_exclude)
+    cfg.enabled()
+    return cfg
+
+
+__all__ = ["load", "overlay", "find_pyproject", "config_from_table", "table_of"]

@@ -1,0 +1,26 @@
+"""``--output-format github``: GitHub Actions workflow commands, one annotation a finding.
+
+``::error file=PATH,line=L,col=C,title=JXI002::message``; values are escaped as the runner
+expects (``%``, CR and LF everywhere, ``:`` and ``,`` in properties as well).
+"""
+from __future__ import annotations
+
+from ..finding import Finding
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(findings: list[Finding], **_) -> str:
+    """One ``::error`` line a finding (columns 1-based)."""
+    return "".join(
+        f"::error file={escape_property(f.path)},line={f.line},col={f.column + 1},"
+        f"title={escape_property(f.code)}::{escape_data(f.message)}\n"
+        for f in findings)
