@@ -76,7 +76,7 @@ def run_main(argv: list[str]) -> int:
         try:
             os.close(open_report(report, truncate=not args.append))
         except ShimReportError as exc:
-            print(exc.strerror if exc.strerror else exc, file=sys.stderr)
+            print(exc, file=sys.stderr)
             return 2
         if not args.append:
             for part in report_parts(report):

@@ -406,8 +406,8 @@ def test_ffi_buffer_copies_raise_jax_error_and_are_recorded(tmp_path):
                 assert after[:2] == before[:2] and after[2:] == ["JXI004", line]
         assert [h["line"] for h in run["hits"]] == run["lines"][:copying]
         assert {h["code"] for h in run["hits"]} == {"JXI004"}
-        assert [h["interop"] for h in run["hits"][:5]] == ["ffi_array_copy", "ffi_array_copy", "ffi_array_dtype",
-                                                         "ffi_array_dtype", "ffi_dlpack_copy"]
+        kinds = ["ffi_array_copy", "ffi_array_copy", "ffi_array_dtype", "ffi_array_dtype", "ffi_dlpack_copy"]
+        assert [h["interop"] for h in run["hits"][:5]] == kinds
 
 
 FORK_SCRIPT = PRELUDE + """

@@ -41,7 +41,8 @@ class _LoaderProxy:
         try:
             self._callback(module.__name__, module)
         except Exception as exc:  # never break the user's import
-            warnings.warn(f"jaxinterop shim: could not patch {module.__name__}: {exc!r}", RuntimeWarning)
+            warnings.warn(f"jaxinterop shim: could not patch {module.__name__}: {exc!r}", RuntimeWarning,
+                          stacklevel=2)
 
 
 class PostImportFinder:

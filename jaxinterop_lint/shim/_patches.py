@@ -228,7 +228,7 @@ def _resolve(module: Any, dotted: str) -> tuple[Any, str] | None:
 def patch_module(name: str, module: Any) -> None:
     """Patch what the shim watches in the just-imported (or already imported) module ``name``."""
     if name == ARRAY_MODULE:
-        patch_array_class(getattr(module, "ArrayImpl"))
+        patch_array_class(module.ArrayImpl)
     elif name == BUFFER_MODULE:
         buffer_cls = getattr(module, "Buffer", None)
         if buffer_cls is not None:
@@ -258,4 +258,3 @@ def patch_array_class(cls: type) -> None:
 def unwatch_all() -> None:
     """Forget the watched types (after restore_all)."""
     WATCHED.clear()
-

@@ -29,6 +29,9 @@ __all__ = ["ShimReportError", "process_report_path", "report_parts", "report_fil
 class ShimReportError(OSError):
     """The report file cannot be opened or written (raised by ``install()``, not at the first hit)."""
 
+    def __str__(self) -> str:
+        return str(self.strerror)
+
 
 def process_report_path(base: str, pid: int) -> str:
     """The per-process report file of process ``pid`` for the report ``base``: ``base.<pid>``."""

@@ -3,8 +3,8 @@
 ``jaxinterop-lint run`` prepends this directory to PYTHONPATH and sets ``JAXINTEROP_SHIM`` and
 ``JAXINTEROP_SHIM_REPORT``; Python's ``site`` module imports ``sitecustomize`` at start-up
 (not under ``python -S`` or ``-I``).  Any other ``sitecustomize`` further down ``sys.path``
-still runs afterwards.  When the report cannot be written the process stops with exit status 2
-and a one-line message rather than running unobserved.
+still runs afterwards.  When the report cannot be written the process stops at once with exit
+status 2 and a one-line message rather than running unobserved.
 """
 import importlib.machinery
 import importlib.util
@@ -24,7 +24,8 @@ def _install():
         maybe_install_from_env()
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"{exc}\n")
-        raise SystemExit(2)
+        sys.stderr.flush()
+        os._exit(2)
 
 
 def _chain():
