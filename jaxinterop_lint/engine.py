@@ -5,6 +5,7 @@ discovers, reads and lints files.  Nothing else in the package parses Python.
 """
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
@@ -101,17 +102,34 @@ def read_source(path: str) -> str:
 
 
 def parse(text: str) -> cst.Module:
-    """Parse with libcst; raises :class:`SourceError` for invalid Python."""
+    """Parse with libcst; raises :class:`SourceError` for invalid Python, located with
+    CPython's own message where CPython also rejects the text (it points more precisely)."""
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid syntax"
-        raise SourceError(f"syntax error: {exc.message if hasattr(exc, 'message') else first}",
-                          exc.raw_line, exc.raw_column + 1) from None
+        try:
+            ast.parse(text)
+        except SyntaxError as err:
+            raise SourceError(f"syntax error: {err.msg}", err.lineno or 1, err.offset or 1) from None
+        except (RecursionError, MemoryError, ValueError):
+            pass
+        raise SourceError(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1) from None
     except RecursionError:
-        raise SourceError("syntax error: too deeply nested for the parser") from None
+        raise SourceError("too deeply nested for the parser") from None
     except MemoryError:
         raise SourceError("file too large to parse") from None
+
+
+def check_syntax(text: str, path: str = "<string>") -> None:
+    """Raise :class:`SourceError` when ``text`` is not valid Python, cheaply: CPython's own
+    parser first, and libcst's (which knows newer syntax than the running Python) only when
+    CPython rejects the text."""
+    try:
+        ast.parse(text, path)
+        return
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    parse(text)
 
 
 def package_of(path: str) -> str:
@@ -186,6 +204,7 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
         text = decode(source, path) if isinstance(source, bytes) else source
         pf = prefilter or _prefilter_for(config)
         if not pf.wants(text):
+            check_syntax(text, path)
             return result
         _, raw, handled = analyse(text, path, config, project=project)
     except SourceError as exc:

@@ -1,0 +1,41 @@
+"""flake8 runs the same engine: same findings, noqa, per-file-ignores and --jobs work."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from conftest import ROOT, run_cli
+
+
+def flake8(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "flake8", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _rows(text):
+    return sorted(ln for ln in text.splitlines() if ln.strip())
+
+
+def test_flake8_and_cli_agree_on_examples_and_cases(shared_dir):
+    for folder in (ROOT / "examples", shared_dir / "cases"):
+        ours = run_cli("--output-format", "concise", "--quiet", folder)
+        theirs = flake8("--select=JXI", folder)
+        assert _rows(ours.stdout) == _rows(theirs.stdout.replace("[*] ", "")), folder
+        assert theirs.returncode == 1
+
+
+def test_flake8_noqa_per_file_ignores_and_jobs(tmp_path):
+    bad = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+           "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n")
+    (tmp_path / "a.py").write_text(bad)
+    (tmp_path / "b.py").write_text(bad.replace("from_dlpack(y)", "from_dlpack(y)  # noqa: JXI002"))
+    (tmp_path / "c.py").write_text(bad)
+    r = flake8("--select=JXI", "--per-file-ignores=c.py:JXI002", "--jobs=2", ".", cwd=tmp_path)
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == ["./a.py"]
+
+
+def test_flake8_jxi009_is_opt_in(tmp_path):
+    (tmp_path / "lib.py").write_text("import jax, torch\ndef f(x: jax.Array):\n    return torch.from_dlpack(x)\n")
+    assert flake8("--select=JXI", "lib.py", cwd=tmp_path).stdout.count("JXI009") == 1
+    assert "JXI009" not in flake8("lib.py", cwd=tmp_path).stdout
+    assert "JXI009" in flake8("--extend-select=JXI009", "lib.py", cwd=tmp_path).stdout
