@@ -243,11 +243,11 @@ class ExprMixin:
     # -- sinks ---------------------------------------------------------------------------
     def sink(self, node, consumer: str, sink, value: Value, subject_node, via=None, inner=None):
         """Record that ``value`` reaches ``sink`` at ``node``."""
-        if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE):
-            return
-        if value.multi is None and not value.deps and value.donated is None \
-                and value.false_guard is None and not value.param_array:
-            return
+        if value.donated is None:
+            if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE):
+                return
+            if value.multi is None and not value.deps and value.false_guard is None and not value.param_array:
+                return
         env = self.env or {}
         self.record(SinkEvent(node, consumer, sink, value, subject_node, self.function,
                               tries=self.tries, single_device_process=bool(env.get("@single")),

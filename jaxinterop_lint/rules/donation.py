@@ -14,8 +14,9 @@ class ExportAfterDonation(Rule):
     summary = "An interop export of a value whose buffer was donated to an earlier jitted call."
     why = (
         "`donate_argnums` / `donate_argnames` let XLA reuse the argument's buffer for the output: "
-        "after the call the argument is deleted, and exporting it raises `RuntimeError: Array has "
-        "been deleted`.  Export the value returned by the call, or stop donating.")
+        "after the call the argument is deleted, and exporting it fails (jax 0.10.2 on CPU: "
+        "`np.from_dlpack` raises `RuntimeError: Array has been deleted`, `unsafe_buffer_pointer` "
+        "a JaxRuntimeError, `torch.from_dlpack` a TypeError).  Export the value returned by the call, or stop donating.")
     versions = "All JAX versions (donation exists since jax 0.2)."
     INVALID = (
         "import jax, torch\nstep = jax.jit(f, donate_argnums=0)\nnew = step(x)\nt = torch.from_dlpack(x)\n",
@@ -46,7 +47,7 @@ class ExportAfterDonation(Rule):
         donor = event.value.donated
         message = (f"{event.consumer} exports `{subject}` after it was donated to "
                    f"`{ctx.text(donor.func)}()` on line {ctx.line(donor)}: its buffer is deleted and the export "
-                   f"raises RuntimeError; export the call's result instead")
+                   f"fails; export the call's result instead")
         return self.finding(ctx, event.node, message, event)
 
 

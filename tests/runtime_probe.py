@@ -1,0 +1,35 @@
+"""Run every ``case_*`` function of a fixture file and print what happened, as JSON.
+
+Usage: python runtime_probe.py FILE  (with XLA_FLAGS forcing 8 CPU devices).
+For each case: ``{"ok": true}`` or ``{"ok": false, "classes": [MRO names], "line": L,
+"message": str}`` where L is the innermost line of FILE in the traceback.
+"""
+import importlib.util
+import json
+import os
+import sys
+import traceback
+import warnings
+
+warnings.simplefilter("ignore")
+
+
+def main(path):
+    spec = importlib.util.spec_from_file_location("fixture_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = {}
+    for name in sorted(n for n in dir(module) if n.startswith("case_")):
+        try:
+            getattr(module, name)()
+            out[name] = {"ok": True}
+        except Exception as exc:  # every failure is data here
+            lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
+                     if os.path.abspath(f.filename) == os.path.abspath(path)]
+            out[name] = {"ok": False, "classes": [c.__name__ for c in type(exc).__mro__],
+                         "line": lines[-1] if lines else None, "message": str(exc)}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
