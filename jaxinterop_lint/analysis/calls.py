@@ -127,7 +127,7 @@ class CallMixin:
             where = pos[index] if len(pos) > index else next((kw[k] for k in names if k in kw), None)
             return self.placed(node, qn, where, first)
         if qn in self.ma.kb.direct_sources:
-            return V.multi(Origin(self.ma.kb.direct_sources[qn], node))
+            return V.multi(Origin(self.ma.kb.direct_sources[qn], node, self.ma, self.function))
         if qn in apis.SHARDING_CONSTRUCTORS:
             return Value(kind=V.SHARDING, desc=qn.rsplit(".", 1)[-1])
         if qn in apis.SINGLE_DEVICE_CONSTRUCTORS:
@@ -158,7 +158,7 @@ class CallMixin:
             return self.computed([v for v, _ in args])
         target = where[0]
         if target.kind == V.SHARDING:
-            return V.multi(Origin(f"{_short(qn)} with {target.desc}", node))
+            return V.multi(Origin(f"{_short(qn)} with {target.desc}", node, self.ma, self.function))
         if target.kind in (V.DEVICE,):
             return V.SAFE_VALUE
         return V.UNKNOWN_VALUE
@@ -229,7 +229,7 @@ class CallMixin:
                 what = _WRAPPER_NAMES.get(qn, _short(qn)) + " function"
                 if present:
                     what = f"{what} with {'/'.join(sorted(present))}"
-                source = Origin(what, node)
+                source = Origin(what, node, self.ma, self.function)
         donate = base.donate
         donate_names = base.donate_names
         if qn in apis.DONATING_WRAPPERS:

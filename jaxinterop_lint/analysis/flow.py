@@ -170,7 +170,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         if isinstance(target, cst.Name):
             name = target.value
             if v.multi is not None:
-                v = replace(v, multi=v.multi.step(f"assigned to `{name}`", node))
+                v = replace(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
             env = self.env
             env[name] = v
             prefix = name + "."

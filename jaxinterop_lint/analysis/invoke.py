@@ -62,7 +62,7 @@ class InvokeMixin:
                     bind[rec.params.index(name)] = arg
         result = None
         if rec is not None:
-            summary = self.ma.summary(rec)
+            summary = rec.owner.summary(rec)
             if summary.ret is not None:
                 result = self.instantiate(summary.ret, bind, rec.name, node)
             for effect in summary.exports:
@@ -96,14 +96,14 @@ class InvokeMixin:
                            deps=frozenset(), multi=ret.multi)
         out = None
         if ret.multi is not None:
-            out = V.multi(ret.multi.step(f"returned by {name}()", node))
+            out = V.multi(ret.multi.step(f"returned by {name}()", node, self.ma))
         for d in ret.deps:
             arg = bind.get(d)
             if arg is None:
                 continue
             v = V.as_array(arg[0])
             if v.multi is not None:
-                v = replace(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node))
+                v = replace(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
             out = V.join(out, v)
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.FUNC,

@@ -66,6 +66,7 @@ class FunctionRecord:
     annotations: list
     closure: Any
     cls: Optional[ClassRecord] = None
+    owner: Any = None
     ffi_shift: Optional[int] = None
     summary: Optional[Summary] = None
     state: str = "new"          # new -> running -> done
@@ -114,6 +115,8 @@ class ModuleAnalysis:
         self.imports_jax = False
         self.ffi = ffi.FfiCallbacks()
         self.analysed_count = 0
+        self._positions = None
+        self.display_path = path
 
     # -- driving -------------------------------------------------------------------------
     def run(self) -> "ModuleAnalysis":
@@ -130,6 +133,18 @@ class ModuleAnalysis:
             i += 1
         return self
 
+    def position(self, node) -> tuple:
+        """``(line, column, end_line, end_column)`` of a node of this module (1-based lines,
+        0-based columns); libcst's PositionProvider runs once, on first use."""
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        r = self._positions.get(node)
+        if r is None:
+            return (1, 0, 1, 0)
+        return (r.start.line, r.start.column, r.end.line, r.end.column)
+
     @property
     def events(self) -> list:
         """Every event, module level first, then function by function."""
@@ -143,6 +158,7 @@ class ModuleAnalysis:
         existing = self.by_node.get(id(rec.node))
         if existing is not None:
             return existing
+        rec.owner = self
         shift = self.ffi.shift_for(rec)
         if shift is not None:
             rec.ffi_shift = shift

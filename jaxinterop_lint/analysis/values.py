@@ -32,21 +32,22 @@ CLASS = "class"
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a multi-device value came from: a description, the node (resolved to a line
-    only when a finding needs it) or an already known ``path``/``line`` (another module),
-    and the steps since, as ``(description, node_or_(path, line))`` pairs."""
+    """Where a multi-device value came from: a description, the node and the
+    :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis` that owns it (resolved to a path
+    and line only when a finding needs it), the enclosing function, and the steps since, as
+    ``(description, node, owner)`` triples."""
 
     description: str
     node: Any = None
-    path: Optional[str] = None
-    line: Optional[int] = None
+    owner: Any = None
+    function: str = ""
     steps: tuple = ()
 
-    def step(self, description: str, node: Any) -> "Origin":
+    def step(self, description: str, node: Any, owner: Any = None) -> "Origin":
         """Return this origin with one more step (at most 12 are kept)."""
         if len(self.steps) >= 12:
             return self
-        return replace(self, steps=self.steps + ((description, node),))
+        return replace(self, steps=self.steps + ((description, node, owner),))
 
 
 @dataclass(frozen=True)

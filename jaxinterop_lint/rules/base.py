@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import ClassVar, Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis.events import SinkEvent
 from ..analysis.values import Origin
@@ -27,18 +26,11 @@ class RuleContext:
     def __init__(self, ma, path: str):
         self.ma = ma
         self.path = path
-        self._positions = None
         self.handled: list[tuple[str, int]] = []
 
     def position(self, node) -> tuple[int, int, int, int]:
         """``(line, column, end_line, end_column)`` of ``node``: 1-based lines, 0-based columns."""
-        if self._positions is None:
-            wrapper = MetadataWrapper(self.ma.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        r = self._positions.get(node)
-        if r is None:
-            return (1, 0, 1, 0)
-        return (r.start.line, r.start.column, r.end.line, r.end.column)
+        return self.ma.position(node)
 
     def line(self, node) -> int:
         """1-based line of ``node``."""
@@ -52,30 +44,28 @@ class RuleContext:
         return " ".join(code.split())
 
     def where(self, origin: Origin) -> str:
-        """``line 12`` or ``pkg/mod.py:12`` for an origin."""
-        if origin.path is not None and origin.path != self.path:
-            return f"{origin.path}:{origin.line}"
-        return f"line {origin.line if origin.node is None else self.line(origin.node)}"
+        """``line 12``, or ``in f() at pkg/mod.py:12`` for an origin in another module."""
+        owner = origin.owner
+        if owner is not None and owner is not self.ma:
+            inside = f"in {origin.function}() " if origin.function and origin.function != "<module>" else ""
+            return f"{inside}at {owner.display_path}:{owner.position(origin.node)[0]}"
+        return f"line {self.line(origin.node)}"
 
     def provenance(self, origin: Optional[Origin], sink_node, sink_text: str) -> tuple[Step, ...]:
         """The chain from ``origin`` to the sink as :class:`Step` records."""
         steps = []
         if origin is not None:
-            steps.append(self._step(origin.description, origin.node, origin.path, origin.line))
-            for desc, where in origin.steps:
-                if isinstance(where, tuple):
-                    steps.append(Step(desc, where[0], where[1], 0))
-                else:
-                    steps.append(self._step(desc, where, None, None))
+            steps.append(self._step(origin.description, origin.node, origin.owner))
+            for desc, node, owner in origin.steps:
+                steps.append(self._step(desc, node, owner))
         line, col, _, _ = self.position(sink_node)
         steps.append(Step(sink_text, self.path, line, col))
         return tuple(steps)
 
-    def _step(self, desc, node, path, line) -> Step:
-        if node is not None:
-            ln, col, _, _ = self.position(node)
-            return Step(desc, self.path, ln, col)
-        return Step(desc, path or self.path, line or 0, 0)
+    def _step(self, desc, node, owner) -> Step:
+        owner = owner if owner is not None else self.ma
+        ln, col, _, _ = owner.position(node)
+        return Step(desc, self.path if owner is self.ma else owner.display_path, ln, col)
 
 
 class Rule:
@@ -95,6 +85,12 @@ class Rule:
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:  # pragma: no cover - abstract
         """Return the finding this rule makes of ``event``, or None."""
         raise NotImplementedError
+
+    def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
+        """The automatic fix of this rule's finding of ``event`` (edits of the reported node,
+        with ``fix_title`` and ``fix_applicability``), or None: the default, for rules and
+        patterns without a mechanical remedy."""
+        return None
 
     def finding(self, ctx: RuleContext, node, message: str, event, provenance=(), fix: Optional[Fix] = None,
                 **extra) -> Finding:
