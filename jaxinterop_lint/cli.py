@@ -15,6 +15,7 @@ from typing import Optional
 from . import __version__, cli_extras
 from .config import Config, ConfigError
 from .engine import LINE_SPLIT
+from .fix import report as fix_report
 from .report import FORMATS
 
 SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
@@ -44,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--version", action="version", version=f"jaxinterop-lint {__version__}")
     cli_extras.add_options(p)
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes and write the files")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply the unsafe fixes (with --fix, --diff, --fix-only)")
+    p.add_argument("--diff", action="store_true",
+                   help="print a unified diff of what --fix would change and write nothing (exit 1 if there is a diff)")
+    p.add_argument("--fix-only", action="store_true", help="apply the fixes without reporting the remaining findings")
     return p
 
 
@@ -71,7 +77,14 @@ def check(argv: list) -> int:
         print(f"jaxinterop-lint: error: {exc}", file=sys.stderr)
         return 2
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
-    result = cli_extras.lint_inputs(args, cfg, jobs)
+    fixes = None
+    if args.fix or args.fix_only or args.diff:
+        fixes, status = fix_report.run(args, cfg, cli_extras.input_paths(args))
+        if status is not None:
+            return status
+        result = fixes.lint
+    else:
+        result = cli_extras.lint_inputs(args, cfg, jobs)
     try:
         done, known = cli_extras.adopt(args, result)  # --baseline, --write-baseline, --add-noqa
     except (ConfigError, OSError) as exc:
@@ -95,6 +108,10 @@ def check(argv: list) -> int:
         if result.errors:
             summary += f"; {len(result.errors)} file{'s' if len(result.errors) != 1 else ''} could not be linted"
         print(summary + ".", file=sys.stderr)
+        hint = fix_report.summary(fixes, args.unsafe_fixes) if fixes is not None else \
+            fix_report.fixable_hint(result.findings, args.unsafe_fixes)
+        if hint:
+            print(hint, file=sys.stderr)
     if result.errors:
         return 2
     return 1 if result.findings else 0

@@ -48,16 +48,20 @@ class Edit:
 class Fix:
     """An automatic remedy of a finding, with ruff's notion of applicability.
 
-    ``applicability`` is ``"safe"`` or ``"unsafe"`` (rules.md, fixes column).
+    ``applicability`` is ``"safe"`` or ``"unsafe"`` (rules.md, fixes column).  ``edits``
+    replace ranges of the linted text; ``imports`` are the statements the new text needs
+    (``"import jax"``, ``"import numpy as np"``), added by the fixer when missing.
     """
 
     title: str
     applicability: str
     edits: tuple[Edit, ...] = ()
+    imports: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         """Return the fix as a JSON-ready dict."""
-        return {"title": self.title, "applicability": self.applicability, "edits": [e.to_dict() for e in self.edits]}
+        return {"title": self.title, "applicability": self.applicability,
+                "edits": [e.to_dict() for e in self.edits], "imports": list(self.imports)}
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,11 @@ class JaxInteropChecker:
         """Nothing to read from flake8's options yet; flake8 filters codes itself."""
 
     def run(self) -> Iterator[tuple]:
-        """Lint the file and yield flake8's tuples (columns 0-based, as flake8 expects)."""
+        """Lint the file and yield flake8's tuples (columns 0-based, as flake8 expects).  A
+        message starts with ``[*]`` (after the code, as in ruff) when ``jaxinterop-lint --fix``
+        fixes the finding (a safe fix)."""
         text = "".join(self.lines)
         result = lint_source(text, self.filename, self.config)
         for f in result.findings:
-            yield f.line, f.column, f"{f.code} {f.message}", type(self)
+            mark = "[*] " if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits else ""
+            yield f.line, f.column, f"{f.code} {mark}{f.message}", type(self)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..analysis.events import SinkEvent
-from ..finding import Finding
+from ..finding import Finding, Fix
+from ..fix import remedies
 from .base import Rule, RuleContext, describe_raise, verdict
 
 
@@ -43,7 +44,14 @@ class ExportRule(Rule):
         if code != self.code:
             return None
         provenance = ctx.provenance(event.value.multi, event.node, f"exported by {event.consumer}")
-        return self.finding(ctx, node, export_message(event, ctx), event, provenance)
+        return self.finding(ctx, node, export_message(event, ctx), event, provenance, fix=self.fix(event, ctx))
+
+    def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
+        """Wrap the exported expression in ``jax.device_put(x, jax.local_devices()[0])``
+        (unsafe: it gathers the whole array onto one device)."""
+        if self.fix_applicability is None:
+            return None
+        return remedies.device_put(event, ctx, self.fix_title, self.fix_applicability)
 
 
 class MultiDeviceCudaArrayInterface(ExportRule):

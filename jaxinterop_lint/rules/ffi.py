@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..analysis.events import FfiCopyEvent
-from ..finding import Finding
+from ..finding import Finding, Fix
+from ..fix import remedies
 from .base import Rule, RuleContext
 
 _WHY = {
@@ -65,4 +66,9 @@ class FfiBufferCopyExport(Rule):
         view = f"torch.from_dlpack({subject}).clone()" if event.view == "torch" else f"np.from_dlpack({subject}).copy()"
         message = (f"{event.consumer} copies the FFI buffer `{subject}` and raises {cls}: {msg} "
                    f"Take the zero-copy view and copy it: {view}")
-        return self.finding(ctx, event.node, message, event)
+        return self.finding(ctx, event.node, message, event, fix=self.fix(event, ctx))
+
+    def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
+        """Take the zero-copy view and copy on the consumer side (safe); None for
+        ``buf.__dlpack__(copy=True)`` and unusual arguments."""
+        return remedies.ffi_view(event, ctx, self.fix_title, self.fix_applicability)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..analysis.events import SinkEvent
-from ..finding import Finding
+from ..finding import Finding, Fix
+from ..fix import remedies
 from .base import Rule, RuleContext, verdict
 
 
@@ -44,7 +45,11 @@ class IneffectiveSingleDeviceGuard(Rule):
         subject = ctx.text(event.subject)
         message = (f"`{ctx.text(guard)}` does not make the export by {event.consumer} safe: a replicated "
                    f"array still spans every device; test len({subject}.devices()) == 1 instead")
-        return self.finding(ctx, guard, message, event)
+        return self.finding(ctx, guard, message, event, fix=self.fix(event, ctx))
+
+    def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
+        """``x.is_fully_replicated`` -> ``len(x.devices()) == 1`` in the guard (safe)."""
+        return remedies.single_device_guard(event, ctx, self.fix_title, self.fix_applicability)
 
 
 class HandlerMissesInteropError(Rule):
@@ -102,5 +107,10 @@ class HandlerMissesInteropError(Rule):
                    f"{event.sink.raises} for `{subject}`, which spans several devices "
                    f"({origin.description}, {ctx.where(origin)}); catch {event.sink.raises} too")
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
-        return self.finding(ctx, handler, message, event, provenance, sink_line=sink_line,
-                            raises=event.sink.raises)
+        return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
+                            sink_line=sink_line, raises=event.sink.raises)
+
+    def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
+        """Add the class JAX raises to the reported handler (safe)."""
+        handler = event.tries[-1].handlers[0][0]
+        return remedies.catch_also(handler, event.sink.raises, ctx, self.fix_title, self.fix_applicability)

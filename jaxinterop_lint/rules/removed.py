@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..analysis.events import RemovedEvent
-from ..finding import Finding
+from ..finding import Finding, Fix
+from ..fix import remedies
 from .base import Rule, RuleContext
 
 
@@ -52,4 +53,9 @@ class RemovedJaxInteropApi(Rule):
         else:
             what = f"{event.api}" + ("()" if event.kind == "call" else "")
         message = f"{what} is a removed JAX API ({r.gone}); {r.replacement}"
-        return self.finding(ctx, event.node, message, event)
+        return self.finding(ctx, event.node, message, event, fix=self.fix(event, ctx))
+
+    def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
+        """The current API for ``to_dlpack``, capsules and ``device_buffer(s)`` (safe); None
+        for the other removed APIs."""
+        return remedies.removed_api(event, ctx, self.fix_title, self.fix_applicability)

@@ -1,0 +1,169 @@
+"""Turn libcst transformations of a reported node into :class:`~jaxinterop_lint.finding.Edit`
+records, and find the names a fix may use for a module (``np``, ``jax``).
+
+Positions come from the rule context (libcst's ``PositionProvider``), whose ranges leave out
+the parentheses around an expression.  The replacement text is the part of the module,
+written by libcst with the node replaced, that stands where the range was; the rest of the
+written module must equal the linted text, so that a fix never rewrites text it did not read.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from ..finding import Edit
+from ..analysis.imports import dotted, import_bindings
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _memo(ctx) -> dict:
+    """Per-module cache of the fix helpers, kept on the rule context."""
+    memo = getattr(ctx, "_fix_memo", None)
+    if memo is None:
+        memo = {}
+        ctx._fix_memo = memo
+    return memo
+
+
+def source_of(ctx) -> str:
+    """The exact text the positions of ``ctx`` refer to."""
+    memo = _memo(ctx)
+    if "source" not in memo:
+        text = getattr(ctx.ma, "source", None)
+        memo["source"] = text if text is not None else ctx.ma.module.code
+    return memo["source"]
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets of the first character of every line (1-based line ``n`` at index ``n - 1``);
+    a line ends at ``\\r\\n``, ``\\r`` or ``\\n`` as in libcst and the engine."""
+    starts = [0]
+    starts.extend(m.end() for m in _NEWLINE.finditer(text))
+    return starts
+
+
+def offset(starts: list[int], line: int, column: int) -> int:
+    """Character offset of a 1-based line and 0-based column."""
+    return starts[line - 1] + column
+
+
+def _span(ctx, node) -> Optional[tuple[int, int, int, int]]:
+    line, col, end_line, end_col = ctx.position(node)
+    if (line, col, end_line, end_col) == (1, 0, 1, 0):
+        return None
+    return line, col, end_line, end_col
+
+
+def replace(ctx, old, new) -> Optional[Edit]:
+    """An edit that replaces ``old`` (a node of the module) by ``new`` (a libcst node).
+
+    ``new`` takes over the parentheses of ``old`` when ``old`` has some (they stay outside
+    the edited range); otherwise ``new`` is written with its own.  The replacement text is
+    cut out of the whole module written with ``old`` replaced, so that a multi-line node keeps
+    the indentation of its block.  None when ``old`` has no position or the module does not
+    write back to the text the positions refer to.
+    """
+    span = _span(ctx, old)
+    if span is None:
+        return None
+    if getattr(old, "lpar", None) and hasattr(new, "lpar"):
+        new = new.with_changes(lpar=old.lpar, rpar=old.rpar)
+    memo = _memo(ctx)
+    text = source_of(ctx)
+    starts = memo.get("starts")
+    if starts is None:
+        starts = memo["starts"] = line_starts(text)
+    line, col, end_line, end_col = span
+    if end_line > len(starts):
+        return None
+    start, end = offset(starts, line, col), offset(starts, end_line, end_col)
+    written = ctx.ma.module.deep_replace(old, new).code
+    stop = len(written) - (len(text) - end)
+    if stop < start or written[:start] != text[:start] or written[stop:] != text[end:]:
+        return None
+    return Edit(line, col, end_line, end_col, written[start:stop])
+
+
+def parent(ctx, node):
+    """The parent node of ``node`` in the module (None for the module or an unknown node)."""
+    memo = _memo(ctx)
+    parents = memo.get("parents")
+    if parents is None:
+        parents = memo["parents"] = {}
+
+        class _Parents(cst.CSTVisitor):
+            def on_visit(self, n):
+                for child in n.children:
+                    parents[id(child)] = n
+                return True
+
+        ctx.ma.module.visit(_Parents())
+    return parents.get(id(node))
+
+
+def _imports(ctx) -> tuple[dict, frozenset]:
+    """``(bound name -> qualified name of the module-level imports, every other name used)``."""
+    memo = _memo(ctx)
+    if "imports" in memo:
+        return memo["imports"]
+    bound: dict[str, str] = {}
+    for stmt in ctx.ma.module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                for name, qn, _, _ in import_bindings(small):
+                    bound[name] = qn
+    used: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Import(self, node):
+            return False
+
+        def visit_ImportFrom(self, node):
+            return False
+
+        def visit_Attribute(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Name(self, node):
+            used.add(node.value)
+
+    ctx.ma.module.visit(_Names())
+    memo["imports"] = (bound, frozenset(used))
+    return memo["imports"]
+
+
+def qualify(ctx, expr) -> Optional[str]:
+    """Qualified name of a dotted expression through the module-level imports, else None."""
+    text = dotted(expr)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    base = _imports(ctx)[0].get(head)
+    if base is None:
+        return None
+    return base + ("." + rest if rest else "")
+
+
+def module_name(ctx, module: str, preferred: str) -> Optional[tuple[str, Optional[str]]]:
+    """How generated code names ``module`` (``"numpy"``) and the import it needs.
+
+    Returns ``(name, None)`` when a module-level import already binds the module (``np`` for
+    ``import numpy as np``, ``jax`` for ``import jax.numpy``), ``(preferred, "import numpy as
+    np")`` or ``(module, "import numpy")`` when the name is free, None when both are taken.
+    """
+    bound, used = _imports(ctx)
+    for name, qn in sorted(bound.items(), key=lambda item: item[0] != preferred):
+        if qn == module and "." not in name:
+            return name, None
+    options = [(preferred, f"import {module} as {preferred}" if preferred != module else f"import {module}")]
+    if "." not in module:
+        options.append((module, f"import {module}"))
+    for candidate, statement in options:
+        if candidate not in bound and candidate not in used:
+            return candidate, statement
+    return None
+

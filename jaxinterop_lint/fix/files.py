@@ -1,0 +1,238 @@
+"""Fix files on disk: read the exact bytes, fix the decoded text, write back atomically.
+
+``fix_paths(paths, config, unsafe=False, write=True)`` discovers the files as the linter does
+and fixes each one with :func:`~jaxinterop_lint.fix.apply.fix_text`.  The text is decoded as
+the interpreter does (BOM, PEP 263 cookie) and the result is encoded with the same encoding
+and BOM, so everything outside the edits (CRLF, tabs, comments, the cookie) stays byte for
+byte.  Safety rules: a file is written only if it was discovered under the given paths, its
+real path (symlinks resolved) lies inside the folder of a given path, and its bytes, size and
+mtime are still those that were read; the write goes to a temporary file in the same folder,
+with the original permission bits, then ``os.replace``.
+"""
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import re
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from ..config import Config
+from ..engine import FileResult, LintResult, SourceError, decode, lint_file, lint_source
+from ..finding import Finding
+from .apply import FixOutcome, applicable, fix_text
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+@dataclass
+class FileFix:
+    """What happened to one file: ``fixed`` findings fixed, ``old``/``new`` texts (equal
+    when nothing changed), ``result`` the lint of ``new`` (remaining findings), ``error`` why
+    the file was not fixed or written (printed on stderr), ``written`` whether it was written."""
+
+    path: str
+    fixed: int = 0
+    old: str = ""
+    new: str = ""
+    result: Optional[FileResult] = None
+    error: Optional[str] = None
+    written: bool = False
+
+
+@dataclass
+class FixRun:
+    """The outcome of a fix run over many files: ``lint`` the remaining findings as a
+    :class:`~jaxinterop_lint.engine.LintResult` (whose ``errors`` include the files that could
+    not be fixed or written), ``files`` one :class:`FileFix` per file."""
+
+    lint: LintResult
+    files: list = field(default_factory=list)
+
+    @property
+    def fixed(self) -> int:
+        """Findings fixed in all files."""
+        return sum(f.fixed for f in self.files)
+
+    @property
+    def changed(self) -> list:
+        """The files whose text the fixes change."""
+        return [f for f in self.files if f.new != f.old and f.error is None]
+
+    @property
+    def errors(self) -> list:
+        """``(path, message)`` of the files that could not be fixed or written."""
+        return [(f.path, f.error) for f in self.files if f.error is not None]
+
+    def fixable(self, unsafe: bool) -> int:
+        """Remaining findings that a run with ``unsafe`` would fix."""
+        return sum(1 for f in self.lint.findings if applicable(f, unsafe))
+
+
+def source_encoding(data: bytes) -> tuple[str, bool]:
+    """``(encoding, has_bom)`` of Python source bytes, as the interpreter reads them.
+    Raises :class:`SourceError` for an undecodable file."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot decode: {exc}") from None
+    bom = data.startswith(b"\xef\xbb\xbf")
+    return encoding, bom
+
+
+def encode(text: str, encoding: str, bom: bool) -> bytes:
+    """Encode fixed text as the original was (``utf-8-sig`` writes the BOM itself)."""
+    data = text.encode(encoding)
+    if bom and not data.startswith(b"\xef\xbb\xbf"):
+        data = b"\xef\xbb\xbf" + data
+    return data
+
+
+def allowed_roots(paths: Iterable[str]) -> list[str]:
+    """Real folders that fixes may write in: each given folder, and the folder of each
+    given file."""
+    roots = []
+    for p in paths:
+        folder = p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
+        roots.append(os.path.realpath(folder))
+    return roots
+
+
+def _inside(real: str, roots: list[str]) -> bool:
+    for root in roots:
+        try:
+            if os.path.commonpath([real, root]) == root:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+def _unchanged(real: str, data: bytes, before: os.stat_result) -> bool:
+    try:
+        now = os.stat(real)
+        with open(real, "rb") as fh:
+            current = fh.read()
+    except OSError:
+        return False
+    return (now.st_mtime_ns, now.st_size) == (before.st_mtime_ns, before.st_size) and current == data
+
+
+def write_atomic(real: str, data: bytes, mode: int) -> None:
+    """Write ``data`` to ``real`` through a temporary file in the same folder and
+    ``os.replace``, with permission bits ``mode``.  Raises OSError."""
+    folder = os.path.dirname(real) or "."
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".jxifix", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(mode))
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True,
+             roots: Optional[list] = None) -> FileFix:
+    """Fix one file; with ``write`` store the result (see the module's safety rules).
+    Never raises for bad input: problems are in ``error`` or ``result.error``."""
+    out = FileFix(path)
+    real = os.path.realpath(path)
+    try:
+        before = os.stat(real)
+        with open(real, "rb") as fh:
+            data = fh.read()
+        text = decode(data, path)
+        encoding, bom = source_encoding(data)
+    except (OSError, SourceError):
+        out.result = _lint_path(path, config)
+        return out
+    outcome: FixOutcome = fix_text(text, path, config, unsafe)
+    out.old, out.new, out.fixed, out.result = text, outcome.text, outcome.fixed, outcome.result
+    if outcome.error is not None:
+        out.error = outcome.error
+        return out
+    if out.new == out.old:
+        return out
+    try:
+        new_data = encode(out.new, encoding, bom)
+    except (UnicodeEncodeError, LookupError) as exc:
+        return _refuse(out, text, path, config, f"cannot encode the fixed code as {encoding}: {exc}")
+    if not write:
+        return out
+    if roots is not None and not _inside(real, roots):
+        return _refuse(out, text, path, config, "is a symlink out of the linted folders; not fixed")
+    if not _unchanged(real, data, before):
+        return _refuse(out, text, path, config, "changed on disk while it was being fixed; not overwritten")
+    try:
+        write_atomic(real, new_data, before.st_mode)
+    except OSError as exc:
+        return _refuse(out, text, path, config, f"cannot write: {exc.strerror or exc}")
+    out.written = True
+    return out
+
+
+def _lint_path(path: str, config: Config) -> FileResult:
+    return lint_file(path, config)
+
+
+def _refuse(out: FileFix, text: str, path: str, config: Config, error: str) -> FileFix:
+    out.error, out.new, out.fixed = error, text, 0
+    out.result = lint_source(text, path, config)
+    return out
+
+
+def fix_paths(paths: Iterable[str], config: Optional[Config] = None, unsafe: bool = False,
+              write: bool = True) -> FixRun:
+    """Discover the files under ``paths`` and fix each one (``write=False``: compute the
+    fixes only, for ``--diff``).  A file reached twice (through a symlink) is fixed once.
+    Returns a :class:`FixRun`."""
+    from ..discover import discover
+
+    config = config or Config()
+    paths = list(paths)
+    files = list(discover(paths, config.exclude, config.extend_exclude))
+    roots = allowed_roots(paths)
+    run = FixRun(LintResult(files=len(files)))
+    seen: set = set()
+    for path in files:
+        real = os.path.realpath(path)
+        if real in seen:
+            fixed = FileFix(path, result=_lint_path(path, config))
+        else:
+            seen.add(real)
+            fixed = fix_file(path, config, unsafe, write, roots)
+        run.files.append(fixed)
+        r = fixed.result
+        if r.error is not None:
+            run.lint.errors.append((r.path, r.error))
+        if fixed.error is not None:
+            run.lint.errors.append((path, SourceError(f"not fixed: {fixed.error}")))
+        run.lint.findings.extend(r.findings)
+        run.lint.handled.extend(r.handled)
+        run.lint.suppressed.extend(r.suppressed)
+        run.lint.analysed += r.analysed
+    run.lint.findings.sort(key=Finding.sort_key)
+    return run
+
+
+def unified_diff(fixed: FileFix) -> str:
+    """The unified diff of one file's fixes (``--- a/path`` / ``+++ b/path``), or ''."""
+    if fixed.new == fixed.old:
+        return ""
+    old = _LINES.findall(fixed.old)
+    new = _LINES.findall(fixed.new)
+    name = os.path.normpath(fixed.path)
+    lines = list(difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"))
+    return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
