@@ -167,16 +167,27 @@ def file_noqa(text: str):
     return frozenset(out)
 
 
-def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] = None, project=None):
-    """Parse and analyse ``text``; returns ``(ModuleAnalysis, raw findings, handled lines)``.
-    Raises :class:`SourceError`."""
+def build_analysis(text: str, path: str, config: Config, project=None,
+                   module: Optional[cst.Module] = None, run: bool = True) -> ModuleAnalysis:
+    """Parse and analyse one module (with ``project`` attached for cross-module names);
+    with ``run`` False the analysis is made but not run.  Raises :class:`SourceError`."""
     if module is None:
         module = parse(text)
+    package = project.package_of(path) if project is not None else (package_of(path) if os.path.exists(path) else "")
+    ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
+    if project is not None and os.path.isabs(path):
+        try:
+            ma.display_path = os.path.relpath(path)
+        except ValueError:  # pragma: no cover - another drive on Windows
+            pass
     try:
-        ma = ModuleAnalysis(module, path, package_of(path) if os.path.exists(path) else "", project,
-                            source=text, kb=config.knowledge()).run()
+        return ma.run() if run else ma
     except RecursionError:
         raise SourceError("too deeply nested to analyse") from None
+
+
+def rule_findings(ma: ModuleAnalysis, path: str):
+    """Run every rule over the events of ``ma``: ``(findings, handled (path, line) pairs)``."""
     ctx = RuleContext(ma, path)
     rules = [r() for r in ALL_RULES]
     findings, handled, seen = [], [], set()
@@ -188,22 +199,56 @@ def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] =
             if f is not None and (f.line, f.column, f.code) not in seen:
                 seen.add((f.line, f.column, f.code))
                 findings.append(f)
+    return findings, handled
+
+
+def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] = None, project=None):
+    """Parse and analyse ``text``; returns ``(ModuleAnalysis, raw findings, handled lines)``.
+    With a ``project`` the module's analysis is shared with the modules that import it.
+    Raises :class:`SourceError`."""
+    if project is not None:
+        ma = project.analysis_of_path(path, text=text)
+        if ma is None:
+            ma = build_analysis(text, path, config, project, module)
+    else:
+        ma = build_analysis(text, path, config, None, module)
+    findings, handled = rule_findings(ma, path)
     return ma, findings, handled
 
 
+def new_project(root: str, config: Config):
+    """A :class:`~jaxinterop_lint.analysis.project.Project` whose modules are analysed by
+    this engine; files that cannot be read or parsed are left out (None)."""
+    from .analysis.project import Project
+
+    def analyse_file(path, project, text=None):
+        try:
+            if text is None:
+                text = read_source(path)
+            return build_analysis(text, path, config, project, run=False)
+        except SourceError:
+            return None
+
+    return Project(root, analyse_file)
+
+
 def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
-                prefilter: Optional[prefilter_mod.Prefilter] = None, project=None) -> FileResult:
+                prefilter: Optional[prefilter_mod.Prefilter] = None, project=None,
+                force: bool = False) -> FileResult:
     """Lint one file's text (``str`` or undecoded ``bytes``).
 
-    Returns a :class:`FileResult`; a file that cannot be decoded or parsed gives a result
-    whose ``error`` is set and whose findings are empty.  Never raises for bad input.
+    ``project`` (see :func:`new_project`) lets the analysis follow imports into the project's
+    other modules; ``force`` analyses the file even when the prefilter finds no interop word
+    (it calls a project function that exports its parameter).  Returns a :class:`FileResult`;
+    a file that cannot be decoded or parsed gives a result whose ``error`` is set and whose
+    findings are empty.  Never raises for bad input.
     """
     config = config or Config()
     result = FileResult(path)
     try:
         text = decode(source, path) if isinstance(source, bytes) else source
         pf = prefilter or _prefilter_for(config)
-        if not pf.wants(text):
+        if not force and not pf.wants(text):
             check_syntax(text, path)
             return result
         _, raw, handled = analyse(text, path, config, project=project)
@@ -212,6 +257,13 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
         return result
     result.analysed = True
     result.handled = handled
+    select_findings(raw, text, path, config, result)
+    return result
+
+
+def select_findings(raw, text: str, path: str, config: Config, result: FileResult) -> None:
+    """Keep the enabled findings of ``raw`` in ``result.findings``; those silenced by
+    ``# noqa`` or a file-level noqa go to ``result.suppressed``."""
     enabled = config.enabled() - config.ignored_for(path)
     silenced_file = file_noqa(text)
     lines = LINE_SPLIT.split(text)
@@ -227,7 +279,6 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
             result.suppressed.append(f)
             continue
         result.findings.append(f)
-    return result
 
 
 _PREFILTERS: dict = {}
@@ -241,35 +292,30 @@ def _prefilter_for(config: Config) -> prefilter_mod.Prefilter:
     return pf
 
 
-def lint_file(path: str, config: Optional[Config] = None) -> FileResult:
+def lint_file(path: str, config: Optional[Config] = None, project=None, force: bool = False) -> FileResult:
     """Read and lint one file; errors become ``FileResult.error``."""
     try:
         text = read_source(path)
     except SourceError as exc:
         return FileResult(path, error=exc)
-    return lint_source(text, path, config)
+    return lint_source(text, path, config, project=project, force=force)
 
 
-def lint_paths(paths: Iterable[str], config: Optional[Config] = None, jobs: int = 1) -> LintResult:
-    """Discover and lint every Python file under ``paths``.  Returns a :class:`LintResult`
-    with findings sorted by file and position; unreadable or invalid files are in ``errors``."""
+def lint_paths(paths: Iterable[str], config: Optional[Config] = None, jobs: int = 1,
+               project_root: Optional[str] = None, whole_project: bool = True) -> LintResult:
+    """Discover and lint every Python file under ``paths``.
+
+    With ``whole_project`` (the default) the analysis follows imports into the other modules
+    of the project whose root is ``project_root`` (default: the nearest folder with
+    ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git`` above the paths); files
+    outside ``paths`` are read for summaries only and never reported.  Returns a
+    :class:`LintResult` with findings sorted by file and position; unreadable or invalid
+    files are in ``errors``.
+    """
     from .discover import discover
+    from .session import run_session
 
     config = config or Config()
+    paths = list(paths) or ["."]
     files = list(discover(paths, config.exclude, config.extend_exclude))
-    out = LintResult(files=len(files))
-    if jobs > 1 and len(files) > 8:
-        from .parallel import map_files
-
-        results = map_files(files, config, jobs)
-    else:
-        results = (lint_file(p, config) for p in files)
-    for r in results:
-        if r.error is not None:
-            out.errors.append((r.path, r.error))
-        out.findings.extend(r.findings)
-        out.handled.extend(r.handled)
-        out.suppressed.extend(r.suppressed)
-        out.analysed += r.analysed
-    out.findings.sort(key=Finding.sort_key)
-    return out
+    return run_session(files, paths, config, jobs, project_root, whole_project)

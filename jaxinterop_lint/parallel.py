@@ -6,23 +6,26 @@ import multiprocessing
 
 
 def _lint_chunk(args):
-    from .engine import lint_file
+    from .session import lint_files
 
-    paths, config = args
-    return [lint_file(p, config) for p in paths]
+    paths, config, root, force = args
+    return lint_files(paths, config, root, force)
 
 
-def map_files(files: list, config, jobs: int):
-    """Lint ``files`` with ``jobs`` processes; yields :class:`FileResult` in input order.
+def map_files(files: list, config, jobs: int, root=None, force: bool = False):
+    """Lint ``files`` with ``jobs`` processes, each with its own project rooted at ``root``.
 
-    Files are cut into chunks so that each worker gets a fair share of the work."""
-    chunks = [files[i::jobs * 4] for i in range(jobs * 4)]
+    Returns ``(results in input order, exporting names, modules analysed)``."""
+    chunks = [files[i::jobs] for i in range(jobs)]
     chunks = [c for c in chunks if c]
     order = {p: i for i, p in enumerate(files)}
-    ctx = multiprocessing.get_context("fork" if hasattr(multiprocessing, "get_context") else None)
-    results = []
+    ctx = multiprocessing.get_context("fork")
+    results, names, analysed = [], set(), 0
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        for chunk in pool.map(_lint_chunk, [(c, config) for c in chunks]):
-            results.extend(chunk)
+        for chunk_results, chunk_names, chunk_analysed in pool.map(
+                _lint_chunk, [(c, config, root, force) for c in chunks]):
+            results.extend(chunk_results)
+            names |= chunk_names
+            analysed += chunk_analysed
     results.sort(key=lambda r: order[r.path])
-    return results
+    return results, frozenset(names), analysed

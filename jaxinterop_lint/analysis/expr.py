@@ -41,9 +41,15 @@ class ExprMixin:
         """The value bound to ``name`` here, in the closure, or as a builtin."""
         env = self.env
         if env is not None and name in env:
-            return env[name]
-        if self.closure is not None and name in self.closure:
-            return self.closure[name]
+            value = env[name]
+        elif self.closure is not None and name in self.closure:
+            value = self.closure[name]
+        else:
+            value = None
+        if value is not None:
+            if value.via_import and self.ma.project is not None:
+                return self.ma.project_value(value)
+            return value
         if name in BUILTIN_NAMES:
             return V.qname("builtins." + name)
         return V.UNKNOWN_VALUE
@@ -77,6 +83,8 @@ class ExprMixin:
             removed = apis.REMOVED_CALLS.get(qn)
             if removed is not None and node is not self._callee:
                 self.record(RemovedEvent(node, qn, removed, "attribute", self.function))
+            if self.ma.project is not None:
+                return self.ma.project_value(V.qname(qn))
             return V.qname(qn)
         sink = apis.ATTRIBUTE_SINKS.get(attr)
         if sink is not None:

@@ -117,16 +117,26 @@ class ModuleAnalysis:
         self.analysed_count = 0
         self._positions = None
         self.display_path = path
+        self.depends_on: set = set()
 
     # -- driving -------------------------------------------------------------------------
     def run(self) -> "ModuleAnalysis":
         """Walk the module, then every function not yet analysed.  Returns self."""
+        self.walk_body()
+        return self.analyse_functions()
+
+    def walk_body(self) -> "ModuleAnalysis":
+        """Walk the module body: after this, ``globals`` holds every module-level name."""
         from .flow import Walker
 
         if "buffer_callback" in self.source:
             self.ffi = ffi.find_callbacks(self.module, self.package)
         walker = Walker(self, None, self.globals, None, "<module>")
         walker.block(self.module.body)
+        return self
+
+    def analyse_functions(self) -> "ModuleAnalysis":
+        """Analyse every function not analysed yet (on demand by a caller).  Returns self."""
         i = 0
         while i < len(self.functions):
             self.summary(self.functions[i])
@@ -188,20 +198,24 @@ class ModuleAnalysis:
 
     def resolve_import(self, qualified: str) -> Value:
         """The value an import of ``qualified`` binds: a qualified-name reference, or the
-        summary-backed value of a project module (whole-project mode)."""
+        summary-backed value of a project module (whole-project mode).  Project names are
+        resolved lazily, when used (:meth:`project_value`), so import cycles terminate."""
         from .values import qname
 
-        if self.project is not None:
-            value = self.project.resolve(qualified, self)
-            if value is not None:
-                return value
         return qname(qualified, via_import=True)
+
+    def project_value(self, value: Value) -> Value:
+        """``value`` with a reference to a project name replaced by what that name is."""
+        if self.project is None or value.kind != "qname":
+            return value
+        resolved = self.project.resolve(value.qname, self)
+        return resolved if resolved is not None else value
 
     # -- classes -------------------------------------------------------------------------
     def class_attribute(self, cls: ClassRecord, attr: str) -> Optional[Value]:
         """The value methods of ``cls`` store in ``self.<attr>``, analysing the writers first."""
         for writer in cls.writers.get(attr, ()):
-            self.summary(writer)
+            writer.owner.summary(writer)
         return cls.attrs.get(attr)
 
     def is_removed_attribute_receiver(self, value: Value) -> bool:

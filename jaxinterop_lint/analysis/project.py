@@ -1,0 +1,221 @@
+"""Whole-project analysis: follow multi-device values across the modules of one project.
+
+A :class:`Project` maps module names to files under the project root (``src/`` layouts and
+namespace packages included) and analyses a module the first time another module uses one
+of its names, so summaries are computed lazily, across ``import pkg.mod``, ``from pkg.mod
+import f as g``, relative imports and ``__init__.py`` re-exports.  An import binds a lazy
+reference that is resolved when it is used, so import cycles terminate: a module still being
+analysed answers with what it has bound so far.
+
+Installed third-party packages are never analysed: names of the libraries in the API tables
+and of the standard library resolve through the tables only.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+from ..knowledge import apis
+from .values import QNAME, Value
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+# Roots that are never project code: the libraries the tables describe, and the stdlib.
+_TABLE_ROOTS = frozenset(
+    q.split(".")[0]
+    for table in (apis.CALL_SINKS, apis.SOURCE_WRAPPERS, apis.DIRECT_SOURCES, apis.PLACEMENT_CALLS,
+                  apis.REMOVED_CALLS, apis.SANITIZERS)
+    for q in table
+) | apis.JAX_ROOTS | {"functools", "builtins", "numpy", "torch", "cupy", "numba", "warp", "tensorflow"}
+LIBRARY_ROOTS = _TABLE_ROOTS | frozenset(getattr(sys, "stdlib_module_names", ()))
+
+
+def find_root(paths) -> str:
+    """The nearest folder at or above the first path holding a project marker
+    (``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``); else that path's folder."""
+    start = os.path.abspath(next(iter(paths), "."))
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    probe = folder
+    while True:
+        if any(os.path.exists(os.path.join(probe, m)) for m in ROOT_MARKERS):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return folder
+        probe = parent
+
+
+class Project:
+    """The modules of one project and their analyses.
+
+    ``root`` is the project folder; ``engine_analyse(path, project, text) -> ModuleAnalysis |
+    None`` parses one file and makes its (not yet run) analysis with this project attached (supplied by the engine, which owns
+    parsing and errors).  ``analysed`` counts module analyses run, for tests and benchmarks.
+    """
+
+    def __init__(self, root: str, engine_analyse):
+        self.root = os.path.abspath(root)
+        self.source_roots = [r for r in (os.path.join(self.root, "src"), self.root) if os.path.isdir(r)]
+        self._analyse = engine_analyse
+        self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
+        self.by_path: dict[str, object] = {}
+        self.running: set[str] = set()
+        self._paths: dict[str, Optional[str]] = {}
+        self._resolved: dict[str, Optional[Value]] = {}
+        self._tops: Optional[frozenset] = None
+        self.analysed = 0
+
+    # -- module index --------------------------------------------------------------------
+    @property
+    def top_names(self) -> frozenset:
+        """Top-level module and package names found in the source roots."""
+        if self._tops is None:
+            names = set()
+            for r in self.source_roots:
+                try:
+                    entries = os.listdir(r)
+                except OSError:
+                    continue
+                for e in entries:
+                    full = os.path.join(r, e)
+                    if e.endswith(".py"):
+                        names.add(e[:-3])
+                    elif os.path.isdir(full) and e.isidentifier() and not e.startswith("."):
+                        names.add(e)
+            self._tops = frozenset(names - LIBRARY_ROOTS)
+        return self._tops
+
+    def module_name(self, path: str) -> Optional[str]:
+        """The dotted module name of a file under a source root, or None."""
+        full = os.path.abspath(path)
+        for r in self.source_roots:
+            if full.startswith(r + os.sep):
+                rel = os.path.relpath(full, r)[:-3].split(os.sep)
+                if rel[-1] == "__init__":
+                    rel = rel[:-1]
+                if rel and all(p.isidentifier() for p in rel):
+                    return ".".join(rel)
+        return None
+
+    def package_of(self, path: str) -> str:
+        """The package relative imports of ``path`` start from."""
+        name = self.module_name(path)
+        if name is None:
+            return ""
+        if os.path.basename(path) == "__init__.py":
+            return name
+        return name.rpartition(".")[0]
+
+    def find_module(self, name: str) -> Optional[str]:
+        """The file of module ``name`` in this project, or None."""
+        if name in self._paths:
+            return self._paths[name]
+        found = None
+        if name.split(".")[0] in self.top_names:
+            rel = name.replace(".", os.sep)
+            for r in self.source_roots:
+                for cand in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
+                    if os.path.isfile(cand):
+                        found = cand
+                        break
+                if found:
+                    break
+        self._paths[name] = found
+        return found
+
+    # -- analyses ------------------------------------------------------------------------
+    def analysis_of(self, name: str):
+        """The analysis of module ``name`` (run on first use; a module still running
+        returns its partial state, which ends import cycles)."""
+        if name in self.modules:
+            return self.modules[name]
+        path = self.find_module(name)
+        if path is None:
+            return None
+        return self.analysis_of_path(path, name)
+
+    def analysis_of_path(self, path: str, name: Optional[str] = None, text: Optional[str] = None):
+        """The analysis of the file ``path`` (shared by every module that imports it);
+        ``text`` is its source when the caller has already read it."""
+        key = os.path.abspath(path)
+        if key in self.by_path:
+            return self.by_path[key]
+        name = name or self.module_name(path) or key
+        self.by_path[key] = None
+        self.modules[name] = None
+        self.running.add(name)
+        try:
+            ma = self._analyse(path, self, text)
+            if ma is not None:
+                ma.walk_body()
+                # The globals are complete: other modules may use them while this module's
+                # functions are analysed (import cycles through functions resolve fully).
+                self.by_path[key] = ma
+                self.modules[name] = ma
+                ma.analyse_functions()
+        finally:
+            self.running.discard(name)
+        self.analysed += 1
+        return ma
+
+    def resolve(self, qualified: str, importer=None) -> Optional[Value]:
+        """The value of a project name such as ``pkg.mod.f`` (None: not project code, or
+        unknown).  ``importer`` is the analysis asking; its dependencies are recorded."""
+        if qualified.split(".")[0] not in self.top_names:
+            return None
+        if qualified in self._resolved:
+            value = self._resolved[qualified]
+        else:
+            value = self._lookup(qualified)
+            if value is not None:
+                self._resolved[qualified] = value
+        if importer is not None and value is not None:
+            importer.depends_on.add(self._owner_path(qualified))
+        return value
+
+    def _owner_path(self, qualified: str) -> Optional[str]:
+        parts = qualified.split(".")
+        for i in range(len(parts), 0, -1):
+            path = self.find_module(".".join(parts[:i]))
+            if path:
+                return path
+        return None
+
+    def _lookup(self, qualified: str) -> Optional[Value]:
+        parts = qualified.split(".")
+        for i in range(len(parts), 0, -1):
+            mod = ".".join(parts[:i])
+            if self.find_module(mod) is None:
+                continue
+            if i == len(parts):
+                return Value(kind=QNAME, qname=qualified)
+            ma = self.analysis_of(mod)
+            if ma is None:
+                return None
+            value = ma.globals.get(parts[i])
+            if value is None:
+                return None
+            for attr in parts[i + 1:]:
+                if value.kind == QNAME:
+                    return self.resolve(f"{value.qname}.{'.'.join(parts[i + 1:])}")
+                if value.cls is not None and attr in value.cls.methods:
+                    value = value.cls.methods[attr]
+                else:
+                    return None
+            if value.kind == QNAME and value.qname != qualified:
+                return self.resolve(value.qname) or value
+            return value
+        return None
+
+    def exporting_names(self) -> frozenset:
+        """Names of project functions and methods that export a parameter through a sink:
+        a file that calls one of them must be analysed even if it names no sink itself."""
+        out = set()
+        for ma in list(self.by_path.values()):
+            if ma is None:
+                continue
+            for rec in ma.functions:
+                if rec.summary is not None and rec.summary.exports and rec.name != "<lambda>":
+                    out.add(rec.name.rsplit(".", 1)[-1])
+        return frozenset(out)
