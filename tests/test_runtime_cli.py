@@ -96,6 +96,38 @@ def test_runnable_cases_are_confirmed_by_verify(jax_env, capsys, case):
         assert confirmed, "the run must reach at least one sink of this case"
 
 
+CASE_DRIVER = """
+import importlib.util, sys
+for number, path in enumerate(sys.argv[1:]):
+    spec = importlib.util.spec_from_file_location(f"fixture{number}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name in sorted(n for n in vars(module) if n.startswith("case_")):
+        try:
+            getattr(module, name)()
+        except Exception:
+            pass
+"""
+
+
+def test_runtime_fixtures_are_confirmed_by_verify(jax_env, capsys):
+    """Every ``case_*`` function of fixtures/runtime runs under the shim; nothing is missed."""
+    fixtures = sorted((REPO / "fixtures" / "runtime").glob("*.py"))
+    assert fixtures, "fixtures/runtime has the ground-truth programs"
+    driver = write(jax_env / "driver.py", CASE_DRIVER)
+    report = jax_env / "hits.jsonl"
+    assert run_main(["--report", str(report), "--", sys.executable, str(driver), *map(str, fixtures)]) == 0
+    capsys.readouterr()
+    status = verify_main(["--report", str(report), "--output-format", "json", *map(str, fixtures)])
+    result = json.loads(capsys.readouterr().out)
+    assert status == 0 and result["missed"] == [] and result["outside"] == []
+    confirmed = {(c["path"], c["line"]) for c in result["confirmed"]}
+    reached = {(h["path"], h["line"]) for h in read_lines(report)}
+    expected = {(str(f), line) for f in fixtures for line in expected_sink_lines(f)}
+    assert reached & expected <= confirmed
+    assert len(confirmed) >= 15
+
+
 def test_run_covers_every_python_child_and_merges_their_files(jax_env):
     child = write(jax_env / "child.py", """
         import jax, jax.numpy as jnp, numpy as np

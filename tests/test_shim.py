@@ -77,7 +77,8 @@ CALLS = {
     "torch.utils.dlpack.from_dlpack": ("lambda x: torch.utils.dlpack.from_dlpack(x)", "JXI002", "dlpack_device"),
     "torch.as_tensor": ("lambda x: torch.as_tensor(x)", "JXI002", "dlpack_device"),
     "torch.tensor": ("lambda x: torch.tensor(x)", "JXI002", "dlpack_device"),
-    "torch.asarray": ("lambda x: torch.asarray(x)", "JXI003", "torch_asarray"),
+    "torch.asarray": ("lambda x: torch.asarray(x)", "JXI003", "torch_buffer"),
+    "torch.frombuffer": ("lambda x: torch.frombuffer(x, dtype=torch.float32)", "JXI003", "torch_buffer"),
     "numpy.from_dlpack": ("lambda x: np.from_dlpack(x)", "JXI002", "dlpack"),
     "jax.dlpack.from_dlpack": ("lambda x: jax.dlpack.from_dlpack(x)", "JXI002", "dlpack_device"),
     "jax.numpy.from_dlpack": ("lambda x: jnp.from_dlpack(x)", "JXI002", "dlpack_device"),
@@ -183,6 +184,7 @@ CALLS = {
     "torch.asarray": torch.asarray, "np.from_dlpack": np.from_dlpack, "jax.dlpack.from_dlpack": jax.dlpack.from_dlpack,
     "jnp.from_dlpack": jnp.from_dlpack, "dlpack_device": lambda v: v.__dlpack_device__(),
     "pointer": lambda v: v.unsafe_buffer_pointer(), "cai": lambda v: v.__cuda_array_interface__,
+    "frombuffer": lambda v: torch.frombuffer(v, dtype=torch.float32),
 }
 
 def result(fn, v):
@@ -229,7 +231,7 @@ import jax, jax.numpy as jnp, numpy as np, torch, torch.utils.dlpack, jax.dlpack
 from jax.experimental import buffer_callback
 A = type(jnp.zeros(())); B = buffer_callback.Buffer
 OWNERS = [(torch, "from_dlpack"), (torch, "as_tensor"), (torch, "tensor"), (torch, "asarray"),
-          (torch.utils.dlpack, "from_dlpack"), (np, "from_dlpack"), (jax.dlpack, "from_dlpack"),
+          (torch, "frombuffer"), (torch.utils.dlpack, "from_dlpack"), (np, "from_dlpack"), (jax.dlpack, "from_dlpack"),
           (jnp, "from_dlpack")] + [(A, n) for n in ("__dlpack__", "__dlpack_device__",
           "unsafe_buffer_pointer", "__cuda_array_interface__")] + [(B, "__dlpack__"), (B, "__array__")]
 def snapshot():

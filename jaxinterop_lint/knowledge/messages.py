@@ -116,9 +116,10 @@ HISTORY: dict[str, tuple[InteropError, ...]] = {
                      "__cuda_array_interface__() is supported only for unsharded arrays.",
                      _ARRAY_PY + " ArrayImpl.__cuda_array_interface__ Python fallback"),
     ),
-    # torch.asarray(x): torch swallows JAX's BufferError from the buffer protocol.
-    "torch_asarray": (
-        InteropError("torch_asarray", "RuntimeError", "could not retrieve buffer from object",
+    # torch.asarray(x), torch.frombuffer(x, dtype=...): torch replaces JAX's BufferError from the
+    # buffer protocol with its own RuntimeError.
+    "torch_buffer": (
+        InteropError("torch_buffer", "RuntimeError", "could not retrieve buffer from object",
                      "torch/csrc/utils/tensor_new.cpp (torch 2.13, run with jax 0.10.2)"),
     ),
     # numba.cuda.as_cuda_array(x): hasattr(x, '__cuda_array_interface__') is False.
@@ -185,7 +186,7 @@ PATH_CODES: dict[str, str] = {
     "numba_as_cuda_array": "JXI001",
     "unsafe_buffer_pointer": "JXI003",
     "buffer_protocol": "JXI003",
-    "torch_asarray": "JXI003",
+    "torch_buffer": "JXI003",
     "ffi_dlpack_copy": "JXI004",
     "ffi_array_copy": "JXI004",
     "ffi_array_dtype": "JXI004",
@@ -200,7 +201,8 @@ CONSUMERS: dict[str, tuple[str, str]] = {
     "torch.utils.dlpack.from_dlpack": ("JXI002", "dlpack_device"),
     "torch.as_tensor": ("JXI002", "dlpack_device"),
     "torch.tensor": ("JXI002", "dlpack_device"),
-    "torch.asarray": ("JXI003", "torch_asarray"),
+    "torch.asarray": ("JXI003", "torch_buffer"),
+    "torch.frombuffer": ("JXI003", "torch_buffer"),
     "numpy.from_dlpack": ("JXI002", "dlpack"),
     "jax.dlpack.from_dlpack": ("JXI002", "dlpack_device"),
     "jax.numpy.from_dlpack": ("JXI002", "dlpack_device"),

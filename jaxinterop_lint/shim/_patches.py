@@ -5,7 +5,8 @@ What is patched, per module (applied when the module is already imported at ``in
 or right after it finishes importing, by the import hook of ``_hook.py``):
 
 * consumers (module attributes, rules.md JXI001-JXI003): torch ``from_dlpack``, ``as_tensor``,
-  ``tensor``, ``asarray``; ``torch.utils.dlpack.from_dlpack``; ``numpy.from_dlpack``; CuPy
+  ``tensor``, ``asarray``, ``frombuffer``; ``torch.utils.dlpack.from_dlpack``; ``numpy.from_dlpack``;
+  CuPy
   ``asarray``, ``array``, ``asanyarray``, ``ascontiguousarray``, ``from_dlpack``; numba
   ``cuda.as_cuda_array``, ``cuda.to_device``; Warp ``from_jax``, ``from_dlpack``; TensorFlow
   ``experimental.dlpack.from_dlpack``; ``jax.dlpack.from_dlpack``, ``jax.numpy.from_dlpack``;
@@ -32,7 +33,8 @@ from jaxinterop_lint.shim._core import GUARD, STATE, WATCHED
 # module name -> [(attribute path inside the module, consumer name, keyword name of the argument)]
 MODULE_TARGETS: dict[str, list[tuple[str, str, str]]] = {
     "torch": [("from_dlpack", "torch.from_dlpack", "ext_tensor"), ("as_tensor", "torch.as_tensor", "data"),
-              ("tensor", "torch.tensor", "data"), ("asarray", "torch.asarray", "obj")],
+              ("tensor", "torch.tensor", "data"), ("asarray", "torch.asarray", "obj"),
+              ("frombuffer", "torch.frombuffer", "buffer")],
     "torch.utils.dlpack": [("from_dlpack", "torch.utils.dlpack.from_dlpack", "ext_tensor")],
     "numpy": [("from_dlpack", "numpy.from_dlpack", "x")],
     "cupy": [("asarray", "cupy.asarray", "a"), ("array", "cupy.array", "obj"),
