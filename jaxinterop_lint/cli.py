@@ -79,7 +79,7 @@ def check(argv: list) -> int:
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     fixes = None
     if args.fix or args.fix_only or args.diff:
-        fixes, status = fix_report.run(args, cfg, cli_extras.input_paths(args))
+        fixes, status = fix_report.run(args, cfg, cli_extras.input_paths(args, cfg))
         if status is not None:
             return status
         result = fixes.lint

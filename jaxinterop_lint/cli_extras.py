@@ -27,6 +27,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", metavar="FILE",
                    help="read [tool.jaxinterop-lint] from FILE instead of the nearest pyproject.toml")
     g.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    g.add_argument("--force-exclude", action="store_true",
+                   help="apply the excludes to files named on the command line too (for pre-commit)")
     g = p.add_argument_group("input and output")
     g.add_argument("--stdin-filename", metavar="PATH",
                    help="lint standard input (path `-`, the default with this option) as if it were PATH")
@@ -43,12 +45,18 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help="report only findings not recorded in FILE (keyed on rule, path, function, source text)")
 
 
-def input_paths(args) -> list:
+def input_paths(args, cfg: Optional[Config] = None) -> list:
     """The paths to lint: ``-`` alone when ``--stdin-filename`` is given without paths, else
-    the given paths, else the current folder."""
-    if args.paths:
-        return list(args.paths)
-    return [STDIN] if args.stdin_filename else ["."]
+    the given paths, else the current folder.  With ``--force-exclude`` and ``cfg``, the given
+    paths (and the stdin name) that the excludes match are left out, possibly all of them."""
+    if not args.paths:
+        return [STDIN] if args.stdin_filename else ["."]
+    paths = list(args.paths)
+    if getattr(args, "force_exclude", False) and cfg is not None:
+        patterns = tuple(cfg.exclude) + tuple(cfg.extend_exclude)
+        named = {STDIN: args.stdin_filename or STDIN}
+        paths = [p for p in paths if not pyproject.excluded(named.get(p, p), patterns)]
+    return paths
 
 
 def load_config(args) -> Config:
@@ -69,8 +77,9 @@ def load_config(args) -> Config:
 
 
 def lint_inputs(args, cfg: Config, jobs: int) -> LintResult:
-    """Lint the paths of ``args``; ``-`` is standard input, named by ``--stdin-filename``."""
-    paths = input_paths(args)
+    """Lint the paths of ``args``; ``-`` is standard input, named by ``--stdin-filename``.
+    With ``--force-exclude`` a path (or the stdin name) that the excludes match is skipped."""
+    paths = input_paths(args, cfg)
     files = [p for p in paths if p != STDIN]
     result = lint_paths(files, cfg, jobs=jobs) if files else LintResult()
     if STDIN in paths:

@@ -16,8 +16,8 @@ from .rules import ALL_RULES, RULES_BY_CODE
 from .rules.base import DOCS_URL, Rule
 
 FIX_TEXT = {
-    "safe": "Fix is always available and safe: `jaxinterop-lint --fix` applies it.",
-    "unsafe": ("Fix is sometimes available and unsafe (it changes what the program does, e.g. gathers "
+    "safe": "Fix is safe (the program keeps its meaning): `jaxinterop-lint --fix` applies it.",
+    "unsafe": ("Fix is unsafe (it may change what the program does, e.g. gather "
                "the whole array onto one device): applied only with `--fix --unsafe-fixes`."),
     None: "No automatic fix: the right rewrite depends on what the code means.",
 }

@@ -8,12 +8,16 @@ one text search (the prefilter).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator
 
-from . import __version__
-from .config import Config
+from . import __version__, pyproject
+from .config import Config, ConfigError
+from .discover import DEFAULT_EXCLUDE
 from .engine import lint_source
-from .rules import ALL_RULES
+from .rules import ALL_RULES, RULES_BY_CODE
+
+ALL_CODES = tuple(r.code for r in ALL_RULES)
 
 
 class JaxInteropChecker:
@@ -22,7 +26,8 @@ class JaxInteropChecker:
 
     name = "jaxinterop-lint"
     version = __version__
-    config = Config(select=tuple(r.code for r in ALL_RULES))
+    config = Config(select=ALL_CODES)
+    exclude: tuple = ()
 
     def __init__(self, tree, filename: str, lines: list):
         self.filename = filename
@@ -35,14 +40,50 @@ class JaxInteropChecker:
 
     @classmethod
     def parse_options(cls, options) -> None:
-        """Nothing to read from flake8's options yet; flake8 filters codes itself."""
+        """Read ``[tool.jaxinterop-lint]`` from the nearest pyproject.toml above flake8's paths,
+        as the command line does: its ``extend-sources``/``-sinks``/``-sanitizers``,
+        ``per-file-ignores``, ``exclude``/``extend-exclude`` and, when it sets any, its rule
+        selection (an opt-in code it enables leaves flake8's default ignore list).  flake8's
+        own ``--select``, ``--ignore`` and ``--per-file-ignores`` still filter on top.
+
+        Raises flake8's ``ExecutionError`` (a message, no traceback) for a bad table."""
+        try:
+            file_cfg = pyproject.load(getattr(options, "filenames", None) or ["."])
+        except ConfigError as exc:
+            from flake8.exceptions import ExecutionError
+
+            raise ExecutionError(f"jaxinterop-lint: {exc}") from None
+        cls.config, cls.exclude, opted_in = plugin_view(file_cfg)
+        ignored = getattr(options, "extended_default_ignore", None)
+        if opted_in and isinstance(ignored, list):
+            ignored[:] = [c for c in ignored if c not in opted_in]
 
     def run(self) -> Iterator[tuple]:
-        """Lint the file and yield flake8's tuples (columns 0-based, as flake8 expects).  A
-        message starts with ``[*]`` (after the code, as in ruff) when ``jaxinterop-lint --fix``
-        fixes the finding (a safe fix)."""
+        """Lint the file and yield flake8's tuples (columns 0-based, as flake8 expects);
+        nothing for a file the table excludes.  A message starts with ``[*]`` (after the code,
+        as in ruff) when ``jaxinterop-lint --fix`` fixes the finding (a safe fix)."""
+        if self.exclude and pyproject.excluded(self.filename, self.exclude):
+            return
         text = "".join(self.lines)
         result = lint_source(text, self.filename, self.config)
         for f in result.findings:
             mark = "[*] " if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits else ""
             yield f.line, f.column, f"{f.code} {mark}{f.message}", type(self)
+
+
+def plugin_view(cfg: Config) -> tuple[Config, tuple, frozenset]:
+    """The plugin's configuration, exclude patterns and opted-in codes from a file's
+    :class:`Config`.
+
+    Without a selection in the file the plugin reports every rule (flake8 selects); with one
+    it reports what the file enables, and the opt-in codes among them are returned so that
+    they leave flake8's default ignore list.  Patterns are the file's ``exclude`` (when it
+    sets one: flake8 has its own defaults) and ``extend-exclude``."""
+    if cfg.select is None and not cfg.ignore and not cfg.extend_select:
+        select, opted_in = ALL_CODES, frozenset()
+    else:
+        enabled = cfg.enabled()
+        select, opted_in = tuple(sorted(enabled)), frozenset(c for c in enabled if not RULES_BY_CODE[c].default)
+    exclude = (cfg.exclude if cfg.exclude != DEFAULT_EXCLUDE else ()) + tuple(cfg.extend_exclude)
+    return dataclasses.replace(cfg, select=select, ignore=(), extend_select=()), exclude, opted_in
+

@@ -13,6 +13,7 @@ import sys
 from typing import Iterable, Optional
 
 from .config import Config, ConfigError, expand_codes
+from .discover import _excluded
 from .knowledge import apis
 
 if sys.version_info >= (3, 11):
@@ -106,7 +107,7 @@ def config_from_table(table: dict, path: str) -> Config:
     unknown key, an unknown rule code, a wrong type or an unknown protocol."""
     unknown = sorted(set(table) - set(KNOWN_KEYS))
     if unknown:
-        raise ConfigError(f"{path}: tool.{TABLE}: unknown key {unknown[0]!r} "
+        raise ConfigError(f"{path}: {unknown[0]}: unknown key in [tool.{TABLE}] "
                           f"(known: {', '.join(KNOWN_KEYS)})")
     root = os.path.dirname(os.path.abspath(path))
     cfg = Config(source=path)
@@ -184,4 +185,21 @@ def overlay(base: Config, select=None, ignore=(), extend_select=(), exclude=None
     return cfg
 
 
-__all__ = ["load", "overlay", "find_pyproject", "config_from_table", "table_of"]
+def excluded(path: str, patterns: tuple) -> bool:
+    """Whether ``path`` or a folder above it matches ``patterns`` (fnmatch, as the walk of
+    :func:`~jaxinterop_lint.discover.discover` matches them).  Folders above the current one
+    are not looked at."""
+    current = os.path.normpath(path)
+    if os.path.isabs(current) and not os.path.relpath(current).startswith(".."):
+        current = os.path.relpath(current)
+    while current and current not in (".", os.sep):
+        if _excluded(current, patterns):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return False
+
+
+__all__ = ["load", "overlay", "find_pyproject", "config_from_table", "table_of", "excluded"]

@@ -249,3 +249,18 @@ def test_fix_every_example_and_fixture(tmp_path):
     second = run_cli("--fix", "--unsafe-fixes", "examples", "fixtures", cwd=tmp_path)
     assert _tree_bytes(tmp_path) == after, "a second --fix run changed files"
     assert "Fixed 0 findings" in second.stderr
+
+
+def test_whole_project_findings_are_fixed_like_they_are_reported(tmp_path):
+    """A finding through another module (a project function exporting its parameter) is
+    fixed in --fix mode as the plain run reports it, and the re-lint sees the fixed text."""
+    shutil.copytree(ROOT / "fixtures" / "project", tmp_path / "project")
+    plain = run_cli(".", cwd=tmp_path / "project")
+    reported = plain.stdout.count(": JXI")
+    assert "pipeline.py" in plain.stdout and reported
+    r = run_cli("--fix", "--unsafe-fixes", ".", cwd=tmp_path / "project")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"Fixed {reported} finding{'s' if reported != 1 else ''} (0 remaining)." in r.stderr
+    pipeline = (tmp_path / "project" / "src" / "shardproj" / "pipeline.py").read_text()
+    assert "to_torch(jax.device_put(out, jax.local_devices()[0]))" in pipeline
+    assert "Fixed 0 findings (0 remaining)." in run_cli("--fix", "--unsafe-fixes", ".", cwd=tmp_path / "project").stderr

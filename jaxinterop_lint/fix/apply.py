@@ -11,6 +11,7 @@ it was and set ``error``.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -138,18 +139,45 @@ def check_parses(original: str, fixed: str) -> Optional[str]:
     return None
 
 
+def lint_text(text: str, path: str, config: Config, project=None) -> FileResult:
+    """Lint ``text`` as the command line does, with the whole-``project`` analysis when given
+    (see :func:`jaxinterop_lint.session.shared_project`)."""
+    if project is None:
+        return lint_source(text, path, config)
+    _forget_stale(project, path, text)
+    force = bool(getattr(project, "calls_exporting", lambda _: False)(text))
+    return lint_source(text, path, config, project=project, force=force)
+
+
+def _forget_stale(project, path: str, text: str) -> None:
+    """Drop the project's analysis of ``path`` when it was made from another text: the
+    project hands out the analysis it has for a path whatever text the caller passes."""
+    by_path = getattr(project, "by_path", None)
+    if not isinstance(by_path, dict):
+        return
+    key = os.path.abspath(path)
+    ma = by_path.get(key)
+    if ma is None or getattr(ma, "source", text) == text:
+        return
+    del by_path[key]
+    modules = getattr(project, "modules", None)
+    if isinstance(modules, dict):
+        for name in [n for n, m in modules.items() if m is ma]:
+            del modules[name]
+
+
 def fix_text(text: str, path: str, config: Optional[Config] = None, unsafe: bool = False,
-             result: Optional[FileResult] = None) -> FixOutcome:
+             result: Optional[FileResult] = None, project=None) -> FixOutcome:
     """Fix ``text`` (decoded source, no BOM) of the file ``path``.
 
-    ``result`` is the lint of ``text`` when the caller has it.  Returns a :class:`FixOutcome`;
-    never raises for bad input: a file that cannot be linted comes back unchanged with its
-    lint error in ``result``.
+    ``result`` is the lint of ``text`` when the caller has it; ``project`` the project whose
+    modules the analysis follows.  Returns a :class:`FixOutcome`; never raises for bad input:
+    a file that cannot be linted comes back unchanged with its lint error in ``result``.
     """
     config = config or Config()
     original = text
     if result is None:
-        result = lint_source(text, path, config)
+        result = lint_text(text, path, config, project)
     fixed, codes = 0, []
     for _ in range(MAX_ROUNDS):
         if result.error is not None:
@@ -164,23 +192,23 @@ def fix_text(text: str, path: str, config: Optional[Config] = None, unsafe: bool
             new = add_imports(new, [i for f in chosen for i in f.fix.imports])
         except (ValueError, SourceError, cst.ParserSyntaxError) as exc:
             message = exc.message if isinstance(exc, SourceError) else str(exc)
-            return _failed(original, path, config, f"could not apply the fixes: {message}")
+            return _failed(original, path, config, f"could not apply the fixes: {message}", project)
         problem = check_parses(original, new)
         if problem is not None:
-            return _failed(original, path, config, problem)
+            return _failed(original, path, config, problem, project)
         if new == text:
             break
         text = new
         fixed += len(chosen)
         codes.extend(f.code for f in chosen)
-        result = lint_source(text, path, config)
+        result = lint_text(text, path, config, project)
     else:
         if any(applicable(f, unsafe) for f in result.findings):
-            return _failed(original, path, config, f"the fixes did not converge after {MAX_ROUNDS} rounds")
+            return _failed(original, path, config, f"the fixes did not converge after {MAX_ROUNDS} rounds", project)
     if result.error is not None and text != original:
-        return _failed(original, path, config, f"the fixed code cannot be linted ({result.error.message})")
+        return _failed(original, path, config, f"the fixed code cannot be linted ({result.error.message})", project)
     return FixOutcome(text, fixed, result, None, codes)
 
 
-def _failed(original: str, path: str, config: Config, error: str) -> FixOutcome:
-    return FixOutcome(original, 0, lint_source(original, path, config), error)
+def _failed(original: str, path: str, config: Config, error: str, project=None) -> FixOutcome:
+    return FixOutcome(original, 0, lint_text(original, path, config, project), error)

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ..config import Config
-from ..engine import FileResult, LintResult, SourceError, decode, lint_file, lint_source
+from ..engine import FileResult, LintResult, SourceError, decode, lint_file
 from ..finding import Finding
-from .apply import FixOutcome, applicable, fix_text
+from .apply import FixOutcome, applicable, fix_text, lint_text
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -157,7 +157,8 @@ def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True
     except (OSError, SourceError):
         out.result = _lint_path(path, config)
         return out
-    outcome: FixOutcome = fix_text(text, path, config, unsafe)
+    project = _project(path, config)
+    outcome: FixOutcome = fix_text(text, path, config, unsafe, project=project)
     out.old, out.new, out.fixed, out.result = text, outcome.text, outcome.fixed, outcome.result
     if outcome.error is not None:
         out.error = outcome.error
@@ -182,13 +183,29 @@ def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True
     return out
 
 
+def _project(path: str, config: Config):
+    """The whole-project analysis the command line uses for ``path`` (None outside a
+    project, or where this build has no project analysis)."""
+    try:
+        from ..session import shared_project
+    except ImportError:  # pragma: no cover - older engine
+        return None
+    return shared_project(path, config)
+
+
 def _lint_path(path: str, config: Config) -> FileResult:
-    return lint_file(path, config)
+    project = _project(path, config)
+    try:
+        with open(os.path.realpath(path), "rb") as fh:
+            text = decode(fh.read(), path)
+    except (OSError, SourceError):
+        return lint_file(path, config)
+    return lint_text(text, path, config, project)
 
 
 def _refuse(out: FileFix, text: str, path: str, config: Config, error: str) -> FileFix:
     out.error, out.new, out.fixed = error, text, 0
-    out.result = lint_source(text, path, config)
+    out.result = lint_text(text, path, config, _project(path, config))
     return out
 
 
