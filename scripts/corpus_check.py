@@ -40,6 +40,7 @@ not be fetched or the linter could not be started.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import glob
 import hashlib
@@ -294,6 +295,11 @@ def linter_command(spec: str | None = None) -> list[str]:
     return [sys.executable, "-m", "jaxinterop_lint"]
 
 
+def linter_flags(help_text: str) -> set[str]:
+    """Return the long options (``--name``) that the linter's ``--help`` text mentions."""
+    return set(re.findall(r"--[a-z][a-z0-9-]*", help_text))
+
+
 def linter_env() -> dict[str, str]:
     """Return an environment in which ``python -m jaxinterop_lint`` finds this checkout."""
     env = dict(os.environ)
@@ -336,14 +342,20 @@ def _chunks(files: Sequence[str], limit: int = 200_000) -> list[list[str]]:
 
 
 def run_linter(
-    cmd: Sequence[str], args: Sequence[str], files: Sequence[str], cwd: Path, timeout: float
+    cmd: Sequence[str],
+    args: Sequence[str],
+    files: Sequence[str],
+    cwd: Path,
+    timeout: float,
+    env_extra: dict[str, str] | None = None,
 ) -> LintRun:
     """Run ``cmd + args + files`` in ``cwd`` (in argument chunks if the list is long).
 
-    Returns one LintRun: the worst exit status, the outputs concatenated (JSON
-    lists merged into one) and the total wall time.
+    ``env_extra`` adds environment variables.  Returns one LintRun: the worst
+    exit status, the outputs concatenated (JSON lists merged into one) and the
+    total wall time.
     """
-    env = linter_env()
+    env = linter_env() | (env_extra or {})
     rcs, outs, errs, total = [], [], [], 0.0
     merged: list | None = []
     for chunk in _chunks(list(files)):
@@ -560,33 +572,88 @@ def bisect_crashes(
     return found
 
 
-def reduce_source(source: str, still_fails: Callable[[str], bool], budget: int = 150) -> str:
-    """Shrink ``source`` line by line (ddmin-style) while ``still_fails`` holds.
+def _statement_spans(lines: list[str]) -> list[tuple[int, int, int]]:
+    """Return (first line, end line, indent) of every statement of ``lines`` (0-based, end
+    exclusive, decorators included), or ``[]`` when Python cannot parse the text."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    spans = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.end_lineno is not None:
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            spans.add((first - 1, node.end_lineno, node.col_offset))
+    return sorted(spans, key=lambda s: (s[0] - s[1], s[0]))  # largest first
 
-    Candidates that neither Python nor libcst can parse are skipped without
-    running the linter.  Returns the smallest failing source found within ``budget`` runs.
+
+def reduce_source(
+    source: str, still_fails: Callable[[str], bool], budget: int = 300, seconds: float = 180.0
+) -> str:
+    """Shrink ``source`` while ``still_fails(text)`` holds; return the smallest text found.
+
+    First blank and comment lines go, then runs of top-level statements
+    (halves, quarters, ...), then single statements with their bodies,
+    largest first, each removed or replaced by ``pass`` where removing it
+    leaves an empty body.  A statement whose removal did not keep the failure
+    is not tried again.  Files Python cannot parse fall back to single lines.
+    Candidates that neither Python nor libcst parse cost no linter run; at
+    most ``budget`` linter runs and about ``seconds`` seconds are spent.
     """
     lines = source.splitlines(keepends=True)
     runs = 0
+    deadline = time.monotonic() + seconds
+    tried: set[str] = set()
+
+    def attempt(cand: list[str]) -> bool:
+        nonlocal runs, lines
+        text = "".join(cand)
+        if not cand or text in tried or runs >= budget or time.monotonic() > deadline:
+            return False
+        tried.add(text)
+        if not (python_parses(text.encode()) or libcst_parses(text.encode())):
+            return False
+        runs += 1
+        if still_fails(text):
+            lines = cand
+            return True
+        return False
+
+    attempt([x for x in lines if x.strip() and not x.lstrip().startswith("#")])
+    # Runs of top-level statements, coarse to fine.
     n = 2
-    while len(lines) >= 2 and runs < budget:
-        size = max(1, len(lines) // n)
-        reduced = False
-        for start in range(0, len(lines), size):
-            cand = lines[:start] + lines[start + size :]
-            text = "".join(cand)
-            if not cand or not (python_parses(text.encode()) or libcst_parses(text.encode())):
+    while True:
+        top = [sp for sp in _statement_spans(lines) if sp[2] == 0]
+        top.sort()
+        if n > len(top):
+            break
+        size = -(-len(top) // n)
+        for k in range(0, len(top), size):
+            group = top[k : k + size]
+            drop = {i for first, end, _ in group for i in range(first, end)}
+            if attempt([x for i, x in enumerate(lines) if i not in drop]):
+                break
+        else:
+            n *= 2
+    # Single statements, largest first.
+    failed: set[str] = set()
+    progress = True
+    while progress and runs < budget and time.monotonic() < deadline:
+        progress = False
+        spans = _statement_spans(lines) or [(i, i + 1, 0) for i in range(len(lines))]
+        for first, end, indent in spans:
+            block = "".join(lines[first:end])
+            if block in failed:
                 continue
-            runs += 1
-            if still_fails(text):
-                lines, n, reduced = cand, max(n - 1, 2), True
+            pad = " " * indent
+            if attempt(lines[:first] + lines[end:]) or attempt(
+                lines[:first] + [pad + "pass\n"] + lines[end:]
+            ):
+                progress = True
                 break
-            if runs >= budget:
-                break
-        if not reduced:
-            if size == 1:
-                break
-            n = min(n * 2, len(lines))
+            failed.add(block)
     return "".join(lines)
 
 
@@ -677,6 +744,13 @@ def check_package(
         why = validity(path) if path.is_file() else None
         if why:
             crash = Crash(name, shown, "error on valid file", f"{line}\n({why})")
+            if "internal error" in line:  # the linter's own bug: get its traceback
+                crash.kind = "internal error"
+                dbg = run_linter(
+                    cmd, args, [str(path)], root, timeout, {"JAXINTEROP_LINT_DEBUG": "1"}
+                )
+                if dbg.has_traceback:
+                    crash.detail += "\n" + _tail(dbg.stderr)
             if reduce:
                 crash.repro = _reduce_file(path, cmd, args, timeout, want_error=True)
             crashes.append(crash)
@@ -904,7 +978,9 @@ def format_report(reports: list[PackageReport], fix: dict | None) -> str:
         f"Files no parser accepts, reported as errors (expected, not crashes): {len(expected)}",
     ]
     out += [f"  [{n}] {e}" for n, e in expected]
-    if fix is not None:
+    if fix is not None and "skipped" in fix:
+        out += ["", f"--fix --unsafe-fixes on a copy: skipped: {fix['skipped']}"]
+    elif fix is not None:
         out += [
             "",
             f"--fix --unsafe-fixes on a copy: {len(fix['changed'])} files changed "
@@ -1053,7 +1129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    extra: list[str] = [] if opts.cache else ["--no-cache"]
+    flags = linter_flags(probe.stdout)
+    notes: list[str] = []
+    extra: list[str] = []
+    if not opts.cache:
+        if "--no-cache" in flags:
+            extra.append("--no-cache")
+        else:
+            notes.append("the linter has no --no-cache option: run without it")
     if opts.jobs:
         extra += ["--jobs", str(opts.jobs)]
 
@@ -1066,26 +1149,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     fix = None
-    if opts.fix_copy:
+    if opts.fix_copy and not {"--fix", "--unsafe-fixes"} <= flags:
+        fix = {"skipped": "the linter has no --fix / --unsafe-fixes option yet"}
+    elif opts.fix_copy:
         print("applying --fix --unsafe-fixes to a copy ...", file=sys.stderr, flush=True)
         fix = fix_copy_check(
             roots,
             cmd,
-            [a for a in extra if a != "--no-cache"] + ["--no-cache"],
+            extra,
             opts.timeout,
             keep=opts.keep_copy,
             exclude={c.path for r in reports for c in r.crashes if c.path},
         )
 
     if opts.json == "-":
-        json.dump(report_json(reports, fix), sys.stdout, indent=1)
+        json.dump(report_json(reports, fix) | {"notes": notes}, sys.stdout, indent=1)
         print()
     else:
         print(format_report(reports, fix))
+        for note in notes:
+            print(f"note: {note}")
         if opts.json:
             Path(opts.json).write_text(json.dumps(report_json(reports, fix), indent=1) + "\n")
     bad = sum(len(r.crashes) for r in reports)
-    if fix is not None:
+    if fix is not None and "skipped" not in fix:
         bad += len(fix["unparsable"]) + len(fix["not_idempotent"]) + len(fix["crashes"])
     return 1 if bad else 0
 
