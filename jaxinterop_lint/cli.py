@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output-format", choices=sorted(FORMATS), default="concise", help="how findings are printed")
     p.add_argument("--jobs", "-j", type=int, default=None, help="parallel processes (default: CPU count)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write .jaxinterop_lint_cache/ under the project root")
+    p.add_argument("--project-root", metavar="DIR",
+                   help="the project whose modules are followed across imports (default: the nearest "
+                        "folder with pyproject.toml, setup.cfg, setup.py or .git above each file)")
     p.add_argument("--version", action="version", version=f"jaxinterop-lint {__version__}")
     cli_extras.add_options(p)
     p.add_argument("--fix", action="store_true", help="apply the safe fixes and write the files")

@@ -63,6 +63,7 @@ class LintResult:
     suppressed: list = field(default_factory=list)
     files: int = 0
     analysed: int = 0
+    analysed_paths: list = field(default_factory=list)   # absolute paths of modules analysed
 
 
 def decode(data: bytes, path: str = "<string>") -> str:
@@ -207,7 +208,7 @@ def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] =
     With a ``project`` the module's analysis is shared with the modules that import it.
     Raises :class:`SourceError`."""
     if project is not None:
-        ma = project.analysis_of_path(path, text=text)
+        ma = project.analysis_of_path(path, text=text, fresh=True)
         if ma is None:
             ma = build_analysis(text, path, config, project, module)
     else:
@@ -216,9 +217,10 @@ def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] =
     return ma, findings, handled
 
 
-def new_project(root: str, config: Config):
+def new_project(root: str, config: Config, cache=None):
     """A :class:`~jaxinterop_lint.analysis.project.Project` whose modules are analysed by
-    this engine; files that cannot be read or parsed are left out (None)."""
+    this engine (or loaded from ``cache``, a :class:`~jaxinterop_lint.cache.Cache`); files
+    that cannot be read or parsed are left out (None)."""
     from .analysis.project import Project
 
     def analyse_file(path, project, text=None):
@@ -229,7 +231,7 @@ def new_project(root: str, config: Config):
         except SourceError:
             return None
 
-    return Project(root, analyse_file)
+    return Project(root, analyse_file, cache)
 
 
 def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
@@ -254,6 +256,12 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
         _, raw, handled = analyse(text, path, config, project=project)
     except SourceError as exc:
         result.error = exc
+        return result
+    except Exception as exc:  # a bug of ours must not stop the run: report it on this file
+        if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+            raise
+        result.error = SourceError(f"internal error ({type(exc).__name__}: {exc}); please report it "
+                                   f"with this file (JAXINTEROP_LINT_DEBUG=1 shows the traceback)")
         return result
     result.analysed = True
     result.handled = handled
@@ -302,7 +310,8 @@ def lint_file(path: str, config: Optional[Config] = None, project=None, force: b
 
 
 def lint_paths(paths: Iterable[str], config: Optional[Config] = None, jobs: int = 1,
-               project_root: Optional[str] = None, whole_project: bool = True) -> LintResult:
+               project_root: Optional[str] = None, whole_project: bool = True,
+               use_cache: bool = False) -> LintResult:
     """Discover and lint every Python file under ``paths``.
 
     With ``whole_project`` (the default) the analysis follows imports into the other modules
@@ -310,7 +319,9 @@ def lint_paths(paths: Iterable[str], config: Optional[Config] = None, jobs: int 
     ``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git`` above the paths); files
     outside ``paths`` are read for summaries only and never reported.  Returns a
     :class:`LintResult` with findings sorted by file and position; unreadable or invalid
-    files are in ``errors``.
+    files are in ``errors``.  With ``use_cache`` results and summaries are kept in
+    ``.jaxinterop_lint_cache/`` under the project root (the CLI's default); ``analysed``
+    counts the module analyses the run performed.
     """
     from .discover import discover
     from .session import run_session
@@ -318,4 +329,4 @@ def lint_paths(paths: Iterable[str], config: Optional[Config] = None, jobs: int 
     config = config or Config()
     paths = list(paths) or ["."]
     files = list(discover(paths, config.exclude, config.extend_exclude))
-    return run_session(files, paths, config, jobs, project_root, whole_project)
+    return run_session(files, paths, config, jobs, project_root, whole_project, use_cache)

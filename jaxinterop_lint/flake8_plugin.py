@@ -15,6 +15,7 @@ from . import __version__, pyproject
 from .config import Config, ConfigError
 from .discover import DEFAULT_EXCLUDE
 from .engine import lint_source
+from .session import shared_project
 from .rules import ALL_RULES, RULES_BY_CODE
 
 ALL_CODES = tuple(r.code for r in ALL_RULES)
@@ -65,7 +66,9 @@ class JaxInteropChecker:
         if self.exclude and pyproject.excluded(self.filename, self.exclude):
             return
         text = "".join(self.lines)
-        result = lint_source(text, self.filename, self.config)
+        project = shared_project(self.filename, self.config)
+        force = project is not None and project.calls_exporting(text)
+        result = lint_source(text, self.filename, self.config, project=project, force=force)
         for f in result.findings:
             mark = "[*] " if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits else ""
             yield f.line, f.column, f"{f.code} {mark}{f.message}", type(self)

@@ -14,7 +14,9 @@ import warnings
 warnings.simplefilter("ignore")
 
 
-def main(path):
+def main(path, extra_path=None):
+    if extra_path:
+        sys.path.insert(0, extra_path)
     spec = importlib.util.spec_from_file_location("fixture_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -32,4 +34,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)

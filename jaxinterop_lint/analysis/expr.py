@@ -118,6 +118,14 @@ class ExprMixin:
         cls = recv.cls
         method = cls.methods.get(attr)
         if method is not None:
+            if method.func is None:
+                return V.UNKNOWN_VALUE
+            rec = method.func.local
+            if rec is not None and getattr(rec, "is_property", False):
+                summary = rec.owner.summary(rec)
+                if summary.ret is None:
+                    return V.UNKNOWN_VALUE
+                return self.instantiate(summary.ret, {0: (recv, None)}, rec.name, getattr(self, "_attr_node", None))
             return replace(method, func=replace(method.func, bound=(recv,)))
         stored = self.ma.class_attribute(cls, attr)
         return stored if stored is not None else V.UNKNOWN_VALUE

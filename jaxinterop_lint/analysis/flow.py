@@ -21,6 +21,11 @@ from .values import Value
 SINGLE = conditions.ALL
 
 
+_PROPERTIES = frozenset({"builtins.property", "functools.cached_property"})
+_TRANSPARENT_DECORATORS = _PROPERTIES | {"builtins.classmethod", "functools.wraps", "functools.lru_cache",
+                                         "functools.cache", "abc.abstractmethod", "typing.overload"}
+
+
 def join_env(a, b):
     """Join two environments (None: unreachable)."""
     if a is None:
@@ -331,6 +336,9 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
             d = self.eval(dec.decorator)
             if d.kind == V.QNAME and d.qname == "builtins.staticmethod":
                 rec.cls = None
+                continue
+            if d.kind == V.QNAME and d.qname in _TRANSPARENT_DECORATORS:
+                rec.is_property = d.qname in _PROPERTIES
                 continue
             if d.kind == V.QNAME:
                 out = self.library_call(dec, d.qname, [(value, None)], {})

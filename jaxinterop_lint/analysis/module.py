@@ -72,6 +72,7 @@ class FunctionRecord:
     state: str = "new"          # new -> running -> done
     events: dict = field(default_factory=dict)
     recursive: bool = False
+    is_property: bool = False
 
 
 def function_record(node, name: str, closure, cls=None) -> FunctionRecord:

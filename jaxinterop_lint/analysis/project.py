@@ -54,17 +54,20 @@ class Project:
     parsing and errors).  ``analysed`` counts module analyses run, for tests and benchmarks.
     """
 
-    def __init__(self, root: str, engine_analyse):
+    def __init__(self, root: str, engine_analyse, cache=None):
         self.root = os.path.abspath(root)
+        self.cache = cache
         self.source_roots = [r for r in (os.path.join(self.root, "src"), self.root) if os.path.isdir(r)]
         self._analyse = engine_analyse
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
         self._paths: dict[str, Optional[str]] = {}
-        self._resolved: dict[str, Optional[Value]] = {}
+        self._resolved: dict = {}
         self._tops: Optional[frozenset] = None
         self.analysed = 0
+        self.gate = None   # optional predicate on a path: may this module be analysed?
+        self.analysed_paths: list = []
 
     # -- module index --------------------------------------------------------------------
     @property
@@ -131,17 +134,26 @@ class Project:
         if name in self.modules:
             return self.modules[name]
         path = self.find_module(name)
-        if path is None:
+        if path is None or (self.gate is not None and not self.gate(path)):
             return None
         return self.analysis_of_path(path, name)
 
-    def analysis_of_path(self, path: str, name: Optional[str] = None, text: Optional[str] = None):
+    def analysis_of_path(self, path: str, name: Optional[str] = None, text: Optional[str] = None,
+                         fresh: bool = False):
         """The analysis of the file ``path`` (shared by every module that imports it);
-        ``text`` is its source when the caller has already read it."""
+        ``text`` is its source when the caller has already read it.  With ``fresh`` the
+        result is a real analysis with its events (for reporting), never the cached summary."""
+        from ..summaries import FrozenModule
+
         key = os.path.abspath(path)
-        if key in self.by_path:
+        if key in self.by_path and not (fresh and isinstance(self.by_path[key], FrozenModule)):
             return self.by_path[key]
         name = name or self.module_name(path) or key
+        if self.cache is not None and not fresh:
+            frozen = self._from_cache(path)
+            if frozen is not None:
+                self.by_path[key] = self.modules[name] = frozen
+                return frozen
         self.by_path[key] = None
         self.modules[name] = None
         self.running.add(name)
@@ -154,40 +166,84 @@ class Project:
                 self.by_path[key] = ma
                 self.modules[name] = ma
                 ma.analyse_functions()
+        except Exception:  # too deep, or a bug of ours: this module gives no summary
+            if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+                raise
+            ma = None
+            self.by_path[key] = self.modules[name] = None
         finally:
             self.running.discard(name)
         self.analysed += 1
+        self.analysed_paths.append(key)
         return ma
+
+    def _from_cache(self, path: str):
+        from ..summaries import thaw
+
+        entry = self.cache.entry(path)
+        if entry is None or not entry.get("summary"):
+            return None
+        return thaw(entry["summary"], _display(path), depends_on=entry.get("deps", {}).keys())
+
+    def dependencies(self, path: str) -> set:
+        """Every project file the analysis of ``path`` used, transitively."""
+        seen, todo = set(), [os.path.abspath(path)]
+        while todo:
+            p = todo.pop()
+            ma = self.by_path.get(p)
+            for dep in getattr(ma, "depends_on", ()) or ():
+                if dep and dep not in seen:
+                    seen.add(dep)
+                    todo.append(os.path.abspath(dep))
+        seen.discard(os.path.abspath(path))
+        return seen
+
+    def remember(self, path: str, **fields) -> None:
+        """Store cache fields for ``path`` with its current dependencies."""
+        if self.cache is not None:
+            self.cache.put(path, self.dependencies(path), **fields)
+
+    def remember_summaries(self) -> None:
+        """Store the summary of every module analysed in this run."""
+        from ..summaries import FrozenModule, freeze
+
+        if self.cache is None:
+            return
+        for path, ma in list(self.by_path.items()):
+            if ma is None or isinstance(ma, FrozenModule):
+                continue
+            try:
+                self.cache.put(path, self.dependencies(path), summary=freeze(ma))
+            except (RecursionError, ValueError, TypeError):
+                continue
 
     def resolve(self, qualified: str, importer=None) -> Optional[Value]:
         """The value of a project name such as ``pkg.mod.f`` (None: not project code, or
-        unknown).  ``importer`` is the analysis asking; its dependencies are recorded."""
+        unknown).  ``importer`` is the analysis asking: every module the name was looked up
+        in (re-exports included) becomes one of its dependencies."""
         if qualified.split(".")[0] not in self.top_names:
             return None
         if qualified in self._resolved:
-            value = self._resolved[qualified]
+            value, owners = self._resolved[qualified]
         else:
-            value = self._lookup(qualified)
+            owners: set = set()
+            value = self._lookup(qualified, owners, 0)
             if value is not None:
-                self._resolved[qualified] = value
-        if importer is not None and value is not None:
-            importer.depends_on.add(self._owner_path(qualified))
+                self._resolved[qualified] = (value, owners)
+        if importer is not None:
+            importer.depends_on.update(owners)
         return value
 
-    def _owner_path(self, qualified: str) -> Optional[str]:
-        parts = qualified.split(".")
-        for i in range(len(parts), 0, -1):
-            path = self.find_module(".".join(parts[:i]))
-            if path:
-                return path
-        return None
-
-    def _lookup(self, qualified: str) -> Optional[Value]:
+    def _lookup(self, qualified: str, owners: set, depth: int) -> Optional[Value]:
+        if depth > 20:
+            return None
         parts = qualified.split(".")
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
-            if self.find_module(mod) is None:
+            path = self.find_module(mod)
+            if path is None:
                 continue
+            owners.add(path)
             if i == len(parts):
                 return Value(kind=QNAME, qname=qualified)
             ma = self.analysis_of(mod)
@@ -196,15 +252,17 @@ class Project:
             value = ma.globals.get(parts[i])
             if value is None:
                 return None
-            for attr in parts[i + 1:]:
-                if value.kind == QNAME:
-                    return self.resolve(f"{value.qname}.{'.'.join(parts[i + 1:])}")
+            rest = parts[i + 1:]
+            if value.kind == QNAME and value.qname != ".".join(parts[:i + 1]):
+                target = ".".join([value.qname] + rest)
+                if target.split(".")[0] not in self.top_names:
+                    return Value(kind=QNAME, qname=target)
+                return self._lookup(target, owners, depth + 1) or Value(kind=QNAME, qname=target)
+            for attr in rest:
                 if value.cls is not None and attr in value.cls.methods:
                     value = value.cls.methods[attr]
                 else:
                     return None
-            if value.kind == QNAME and value.qname != qualified:
-                return self.resolve(value.qname) or value
             return value
         return None
 
@@ -215,7 +273,15 @@ class Project:
         for ma in list(self.by_path.values()):
             if ma is None:
                 continue
+            out.update(getattr(ma, "names", ()))
             for rec in ma.functions:
                 if rec.summary is not None and rec.summary.exports and rec.name != "<lambda>":
                     out.add(rec.name.rsplit(".", 1)[-1])
         return frozenset(out)
+
+
+def _display(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # pragma: no cover - another drive on Windows
+        return path

@@ -1,0 +1,240 @@
+"""Module summaries as JSON, so that the cache can stand in for a module's analysis.
+
+A frozen module keeps what other modules can see of it: its module-level names bound to
+functions (with their summaries: what they return, which parameters they export through
+which sink, which they donate), classes (methods and the values stored on ``self``), wrapped
+functions (pjit, jit with shardings, shard_map, pmap) and values (multi-device arrays,
+shardings, devices, re-exported names).  Origins are stored resolved to a path and a line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .analysis import values as V
+from .analysis.events import ExportEffect, SinkEvent
+from .analysis.module import ClassRecord, Summary
+from .knowledge.apis import Sink
+
+_KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,
+         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE}
+
+
+@dataclass(frozen=True)
+class Site:
+    """A node of a frozen module: only its line is known."""
+
+    line: int
+
+
+@dataclass(eq=False)
+class FrozenModule:
+    """A module's analysis loaded from the cache: ``globals`` and ``depends_on`` as the
+    real :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis` has them."""
+
+    display_path: str
+    globals: dict = field(default_factory=dict)
+    depends_on: set = field(default_factory=set)
+    names: tuple = ()
+    functions: tuple = ()
+
+    def position(self, node) -> tuple:
+        """The stored line of a :class:`Site`."""
+        line = node.line if isinstance(node, Site) else 1
+        return (line, 0, line, 0)
+
+    def summary(self, rec) -> Summary:
+        """Frozen records carry their summary."""
+        return rec.summary
+
+    def class_attribute(self, cls, attr):
+        """Values stored on ``self`` are frozen with the class."""
+        return cls.attrs.get(attr)
+
+
+@dataclass(eq=False)
+class FrozenRecord:
+    """A function of a frozen module: name, parameters and summary."""
+
+    name: str
+    params: list
+    summary: Optional[Summary] = None
+    owner: Any = None
+    cls: Any = None
+
+
+class Freezer:
+    """Turn the values of one analysed module into JSON-ready data."""
+
+    def __init__(self, ma):
+        self.ma = ma
+        self.records: dict = {}
+        self.classes: dict = {}
+
+    def origin(self, o: Optional[V.Origin]):
+        if o is None:
+            return None
+        owner = o.owner or self.ma
+        steps = []
+        for desc, node, step_owner in o.steps:
+            so = step_owner or self.ma
+            steps.append([desc, so.display_path, _line(so, node)])
+        return {"d": o.description, "p": owner.display_path, "l": _line(owner, o.node), "f": o.function, "s": steps}
+
+    def value(self, v: Optional[V.Value], depth: int = 0):
+        if v is None or depth > 6 or v.kind not in _KEEP:
+            return None
+        out = {"k": v.kind}
+        if v.multi is not None:
+            out["m"] = self.origin(v.multi)
+        if v.deps:
+            out["deps"] = sorted(v.deps)
+        if v.qname:
+            out["q"] = v.qname
+        if v.desc:
+            out["desc"] = v.desc
+        if v.removed_capsule:
+            out["rc"] = True
+        if v.elements is not None:
+            out["el"] = [self.value(e, depth + 1) for e in v.elements]
+        if v.func is not None:
+            out["fn"] = self.func(v.func, depth)
+        if v.cls is not None:
+            out["cls"] = self.cls(v.cls, depth)
+        return out
+
+    def func(self, fi: V.FuncInfo, depth: int):
+        out = {"q": fi.qname, "src": self.origin(fi.source), "prop": fi.propagate,
+               "don": sorted(fi.donate), "donn": sorted(fi.donate_names), "po": fi.partial_of,
+               "bound": [self.value(b if not isinstance(b, tuple) else b[0], depth + 1) for b in fi.bound]}
+        if fi.local is not None:
+            out["rec"] = self.record(fi.local, depth)
+        return out
+
+    def record(self, rec, depth: int):
+        key = id(rec)
+        if key not in self.records:
+            self.records[key] = None
+            summary = rec.owner.summary(rec) if getattr(rec, "owner", None) is not None else rec.summary
+            data = {"name": rec.name, "params": list(rec.params), "ret": None, "exports": [], "donates": []}
+            if summary is not None:
+                data["ret"] = self.value(summary.ret, depth + 1)
+                data["exports"] = [[e.param, e.event.consumer, e.event.sink.protocol, e.event.sink.raises,
+                                    e.event.sink.arg, e.event.sink.copy_kw] for e in summary.exports]
+                data["donates"] = sorted(summary.donates)
+            self.records[key] = data
+        return str(key)
+
+    def cls(self, c: ClassRecord, depth: int):
+        key = id(c)
+        if key not in self.classes:
+            self.classes[key] = None
+            for attr in list(c.writers):
+                self.ma.class_attribute(c, attr)
+            self.classes[key] = {
+                "name": c.name,
+                "methods": {n: self.value(m, depth + 1) for n, m in c.methods.items()},
+                "attrs": {n: self.value(a, depth + 1) for n, a in c.attrs.items()},
+            }
+        return str(key)
+
+
+def _line(owner, node) -> int:
+    try:
+        return owner.position(node)[0]
+    except Exception:  # a node of another module: no position here
+        return 0
+
+
+def freeze(ma) -> dict:
+    """The JSON-ready summary of an analysed module."""
+    fz = Freezer(ma)
+    names = {}
+    for name, v in ma.globals.items():
+        if name.startswith("@"):
+            continue
+        data = fz.value(v)
+        if data is not None:
+            names[name] = data
+    exporting = sorted({r.name.rsplit(".", 1)[-1] for r in ma.functions
+                        if r.summary is not None and r.summary.exports and r.name != "<lambda>"})
+    return {"globals": names, "records": {str(k): v for k, v in fz.records.items()},
+            "classes": {str(k): v for k, v in fz.classes.items()}, "exporting": exporting}
+
+
+class Thawer:
+    """Rebuild values from :func:`freeze`'s data."""
+
+    def __init__(self, data: dict, module: FrozenModule):
+        self.data = data
+        self.module = module
+        self.records: dict = {}
+        self.classes: dict = {}
+        self.owners: dict = {}
+
+    def owner_for(self, path: str):
+        if path == self.module.display_path:
+            return self.module
+        if path not in self.owners:
+            self.owners[path] = FrozenModule(display_path=path)
+        return self.owners[path]
+
+    def origin(self, o):
+        if o is None:
+            return None
+        steps = tuple((d, Site(l), self.owner_for(p)) for d, p, l in o["s"])
+        return V.Origin(o["d"], Site(o["l"]), self.owner_for(o["p"]), o["f"], steps)
+
+    def value(self, d):
+        if d is None:
+            return V.UNKNOWN_VALUE
+        fn = self.func(d["fn"]) if "fn" in d else None
+        cls = self.cls(d["cls"]) if "cls" in d else None
+        return V.Value(kind=d["k"], multi=self.origin(d.get("m")), deps=frozenset(d.get("deps", ())),
+                       qname=d.get("q"), func=fn, desc=d.get("desc"), cls=cls,
+                       removed_capsule=d.get("rc", False),
+                       elements=tuple(self.value(e) for e in d["el"]) if "el" in d else None)
+
+    def func(self, f):
+        local = self.record(f["rec"]) if f.get("rec") else None
+        return V.FuncInfo(local=local, qname=f["q"], source=self.origin(f["src"]), propagate=f["prop"],
+                          donate=frozenset(f["don"]), donate_names=frozenset(f["donn"]),
+                          partial_of=f["po"], bound=tuple(self.value(b) for b in f["bound"]))
+
+    def record(self, key):
+        if key in self.records:
+            return self.records[key]
+        data = self.data["records"].get(key)
+        if data is None:
+            return None
+        rec = FrozenRecord(data["name"], data["params"], owner=self.module)
+        self.records[key] = rec
+        exports = []
+        for param, consumer, protocol, raises, arg, copy_kw in data["exports"]:
+            sink = Sink(protocol, raises, arg, copy_kw)
+            event = SinkEvent(Site(0), consumer, sink, V.UNKNOWN_VALUE, None, data["name"])
+            exports.append(ExportEffect(param, event))
+        ret = self.value(data["ret"]) if data["ret"] is not None else None
+        rec.summary = Summary(ret=ret, exports=tuple(exports), donates=frozenset(data["donates"]))
+        return rec
+
+    def cls(self, key):
+        if key in self.classes:
+            return self.classes[key]
+        data = self.data["classes"].get(key)
+        if data is None:
+            return None
+        c = ClassRecord(None, data["name"])
+        self.classes[key] = c
+        c.methods = {n: self.value(m) for n, m in data["methods"].items()}
+        c.attrs = {n: self.value(a) for n, a in data["attrs"].items()}
+        return c
+
+
+def thaw(data: dict, display_path: str, depends_on=()) -> FrozenModule:
+    """A :class:`FrozenModule` from :func:`freeze`'s data."""
+    module = FrozenModule(display_path=display_path, depends_on=set(depends_on),
+                          names=tuple(data.get("exporting", ())))
+    th = Thawer(data, module)
+    module.globals = {n: th.value(v) for n, v in data["globals"].items()}
+    return module
