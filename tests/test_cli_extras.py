@@ -90,8 +90,8 @@ def test_stdin_filename(tmp_path):
 
 
 def test_stdin_errors(tmp_path):
-    r = run_cli("--stdin-filename", "x.py", "-", cwd=tmp_path, input="def f(:\n")
-    assert r.returncode == 2 and "x.py:1:" in r.stderr and "syntax error" in r.stderr
+    r = run_cli("--stdin-filename", "x.py", "-", cwd=tmp_path, input=BAD + "def f(:\n")
+    assert r.returncode == 2 and "x.py:6:" in r.stderr and "syntax error" in r.stderr
     assert "Traceback" not in r.stderr
     r = run_cli("--add-noqa", "--stdin-filename", "x.py", "-", cwd=tmp_path, input=BAD)
     assert r.returncode == 2 and "--add-noqa cannot rewrite standard input" in r.stderr

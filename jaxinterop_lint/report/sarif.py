@@ -14,6 +14,7 @@ import pathlib
 
 from .. import __version__
 from ..adoption import finding_key
+from ..docs import render
 from ..finding import Finding, Step
 from ..rules import ALL_RULES
 from ..rules.base import DOCS_URL
@@ -31,7 +32,7 @@ def rule_descriptor(rule) -> dict:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.why or rule.summary},
         "helpUri": DOCS_URL.format(code=rule.code),
-        "help": {"text": f"{rule.summary} See {DOCS_URL.format(code=rule.code)}"},
+        "help": {"text": f"{rule.summary} See {DOCS_URL.format(code=rule.code)}", "markdown": render(rule)},
         "defaultConfiguration": {"level": "error", "enabled": bool(rule.default)},
         "properties": {"tags": ["jax", "interop"], "fixApplicability": rule.fix_applicability or "none"},
     }
