@@ -162,6 +162,8 @@ def load(paths: Iterable[str], config_file: Optional[str] = None) -> Config:
     if config_file is not None and not os.path.isfile(config_file):
         raise ConfigError(f"{config_file}: --config: no such file")
     table = table_of(path)
+    if table is None and config_file is not None:
+        raise ConfigError(f"{config_file}: --config: the file has no [tool.{TABLE}] table")
     return Config() if table is None else config_from_table(table, path)
 
 

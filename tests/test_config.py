@@ -132,6 +132,11 @@ def test_nearest_pyproject_with_the_table(tmp_path):
     other = tmp_path / "other.toml"
     other.write_text("[tool.jaxinterop-lint]\nignore = ['JXI002']\n")
     assert run_cli("--config", other, "pkg/sub/bad.py", cwd=tmp_path).returncode == 0
+    other.write_text("[tool.ruff]\n")
+    r = run_cli("--config", other, "pkg/sub/bad.py", cwd=tmp_path)
+    assert r.returncode == 2 and "other.toml: --config: the file has no [tool.jaxinterop-lint] table" in r.stderr
+    r = run_cli("--config", "missing.toml", "pkg/sub/bad.py", cwd=tmp_path)
+    assert r.returncode == 2 and "missing.toml: --config: no such file" in r.stderr
 
 
 @pytest.mark.parametrize("table, key, words", [
