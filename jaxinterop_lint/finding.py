@@ -36,10 +36,10 @@ class Edit:
     text: str
 
     def to_dict(self) -> dict:
-        """Return the edit as a JSON-ready dict."""
+        """Return the edit as a JSON-ready dict; columns 1-based there, as the finding's."""
         return {
-            "start": {"line": self.start_line, "column": self.start_column},
-            "end": {"line": self.end_line, "column": self.end_column},
+            "start": {"line": self.start_line, "column": self.start_column + 1},
+            "end": {"line": self.end_line, "column": self.end_column + 1},
             "text": self.text,
         }
 

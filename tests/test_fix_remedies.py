@@ -153,9 +153,10 @@ def test_json_carries_the_fix_and_full_shows_its_title(tmp_path):
     (tmp_path / "m.py").write_text("import jax\n\ndef f(a: jax.Array):\n    return a.device_buffer\n")
     r = run_cli("--output-format", "json", "m.py", cwd=tmp_path)
     [finding] = json.loads(r.stdout)
+    assert (finding["line"], finding["column"]) == (4, 12)   # the edit's columns count as the finding's
     assert finding["fix"] == {
         "title": "Use the current API", "applicability": "safe", "imports": [],
-        "edits": [{"start": {"line": 4, "column": 11}, "end": {"line": 4, "column": 26},
+        "edits": [{"start": {"line": 4, "column": 12}, "end": {"line": 4, "column": 27},
                    "text": "a.addressable_data(0)"}]}
     full = run_cli("--output-format", "full", "m.py", cwd=tmp_path)
     assert "fix (safe): Use the current API" in full.stdout
