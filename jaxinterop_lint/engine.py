@@ -168,14 +168,33 @@ def file_noqa(text: str):
     return frozenset(out)
 
 
+def parse_relevant(text: str, config: Config):
+    """Parse ``text`` with its irrelevant top-level statements blanked (see
+    :mod:`.masking`); returns ``(module, masker or None)``.  Falls back to the whole text
+    when masking does not pay or the masked text does not parse.  Raises SourceError."""
+    from .masking import Masker
+
+    masker = Masker(text, _prefilter_for(config))
+    masked = masker.render()
+    if masked is not None:
+        try:
+            return cst.parse_module(masked), masker
+        except Exception:  # the scanner cut a statement wrongly: parse the whole text
+            pass
+    return parse(text), None
+
+
 def build_analysis(text: str, path: str, config: Config, project=None,
-                   module: Optional[cst.Module] = None, run: bool = True) -> ModuleAnalysis:
+                   module: Optional[cst.Module] = None, run: bool = True, whole: bool = False) -> ModuleAnalysis:
     """Parse and analyse one module (with ``project`` attached for cross-module names);
-    with ``run`` False the analysis is made but not run.  Raises :class:`SourceError`."""
+    with ``run`` False the analysis is made but not run; with ``whole`` the text is parsed
+    whole, never masked.  Raises :class:`SourceError`."""
+    masker = None
     if module is None:
-        module = parse(text)
+        module, masker = (parse(text), None) if whole else parse_relevant(text, config)
     package = project.package_of(path) if project is not None else (package_of(path) if os.path.exists(path) else "")
     ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
+    ma.masker = masker
     if project is not None and os.path.isabs(path):
         try:
             ma.display_path = os.path.relpath(path)
@@ -213,6 +232,14 @@ def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] =
             ma = build_analysis(text, path, config, project, module)
     else:
         ma = build_analysis(text, path, config, None, module)
+    if getattr(ma, "masker", None) is not None:
+        exporting = {r.name.rsplit(".", 1)[-1] for r in ma.functions if r.summary is not None and r.summary.exports}
+        if exporting and ma.masker.blanked_use(exporting):
+            # A blanked statement calls a function that exports its parameter: the call may
+            # be a finding, so this file is analysed whole.
+            ma = build_analysis(text, path, config, project, whole=True)
+            if project is not None:
+                project.replace(path, ma)
     findings, handled = rule_findings(ma, path)
     return ma, findings, handled
 
@@ -251,7 +278,8 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
         text = decode(source, path) if isinstance(source, bytes) else source
         pf = prefilter or _prefilter_for(config)
         if not force and not pf.wants(text):
-            check_syntax(text, path)
+            # Never parsed: a file that names no interop API cannot produce a finding, and
+            # not parsing it is what makes the linter fast (its syntax is other tools' job).
             return result
         _, raw, handled = analyse(text, path, config, project=project)
     except SourceError as exc:

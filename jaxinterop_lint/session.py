@@ -156,19 +156,23 @@ def _run_group(files: list, config, jobs: int, root: Optional[str], out: LintRes
     seen_names = set()
     done = {r.path for r in results if r.analysed or r.error is not None}
     texts = {}
-    if root is not None:
+    tops = project.top_names if project is not None else frozenset()
+    if tops:
+        # Only a file that imports from the project can call a project function.
         for r in results:
             if r.path not in done:
                 try:
-                    texts[r.path] = read_source(r.path)
+                    text = read_source(r.path)
                 except SourceError:
                     continue
+                if imported_names(text, project.package_of(r.path), tops):
+                    texts[r.path] = text
         if project.cache is not None:
             project.cache.entries.update(entries)
         probed, probe_paths = probe_imports(texts, config, project)
         names = names | probed
         out.analysed_paths.extend(probe_paths)
-    while root is not None and names - seen_names:
+    while texts and names - seen_names:
         fresh = names - seen_names
         seen_names |= fresh
         pattern = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, fresh))))

@@ -377,25 +377,29 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
 
 
 def _self_writes(fn, self_name: str):
-    """Attributes that ``fn`` assigns on its first parameter (``self.x = ...``)."""
+    """Attributes that ``fn`` assigns on its first parameter (``self.x = ...``), found by a
+    walk of its statements (nested functions and classes excluded)."""
     found = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_AssignTarget(self, node):
-            t = node.target
-            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
-                found.add(t.attr.value)
-
-        def visit_AnnAssign(self, node):
-            self.visit_AssignTarget(node)
-
-        def visit_FunctionDef(self, node):
-            return node is fn
-
-        def visit_ClassDef(self, node):
-            return False
-
-    fn.visit(Finder())
+    todo = [fn.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+            todo.extend(node.body)
+        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
+                    found.add(t.attr.value)
+        elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
+            todo.append(node.body)
+            for extra in ("orelse", "finalbody"):
+                part = getattr(node, extra, None)
+                if part is not None:
+                    todo.append(part if isinstance(part, cst.If) else part.body)
+            for h in getattr(node, "handlers", ()):
+                todo.append(h.body)
+        elif isinstance(node, cst.Else):
+            todo.append(node.body)
     return found
 
 

@@ -117,6 +117,7 @@ class ModuleAnalysis:
         self.ffi = ffi.FfiCallbacks()
         self.analysed_count = 0
         self._positions = None
+        self.masker = None
         self.display_path = path
         self.depends_on: set = set()
 

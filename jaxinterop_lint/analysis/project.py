@@ -33,7 +33,8 @@ LIBRARY_ROOTS = _TABLE_ROOTS | frozenset(getattr(sys, "stdlib_module_names", ())
 
 def find_root(paths) -> str:
     """The nearest folder at or above the first path holding a project marker
-    (``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``); else that path's folder."""
+    (``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``); without one, the folder
+    above the outermost package (``__init__.py``) holding that path."""
     start = os.path.abspath(next(iter(paths), "."))
     folder = start if os.path.isdir(start) else os.path.dirname(start)
     probe = folder
@@ -42,8 +43,11 @@ def find_root(paths) -> str:
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return folder
+            break
         probe = parent
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
 
 
 class Project:
@@ -176,6 +180,14 @@ class Project:
         self.analysed += 1
         self.analysed_paths.append(key)
         return ma
+
+    def replace(self, path: str, ma) -> None:
+        """Use ``ma`` as the analysis of ``path`` from now on."""
+        key = os.path.abspath(path)
+        self.by_path[key] = ma
+        name = self.module_name(path)
+        if name is not None:
+            self.modules[name] = ma
 
     def _from_cache(self, path: str):
         from ..summaries import thaw

@@ -1,0 +1,163 @@
+"""Blank the top-level statements of a file that cannot matter, before parsing.
+
+libcst's parse is the cost of this linter, and in a large module the interop words usually
+sit in a few functions.  A light line scanner cuts the module into top-level statements; the
+statements kept are the imports, those that name an interop word (the prefilter's), and,
+transitively, those that define a name a kept statement uses.  Every other line is replaced
+by an empty line, so line and column numbers are unchanged.  The caller parses the masked
+text and falls back to the whole text if that fails.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+_TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CONTINUES = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]")
+_DEFINES = re.compile(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+_DEFINES_ANYWHERE = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
+_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_][\w, \t]*?)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+_IMPORT = re.compile(r"(?:import|from)\s")
+_FROM_NAMES = re.compile(r"\b([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?")
+_KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def _statements(lines: list) -> Optional[list]:
+    """Split lines into top-level statements: a list of ``(first, last)`` line indexes.
+    None when the scanner loses track (unterminated string or bracket)."""
+    starts = []
+    depth = 0
+    triple = None
+    continued = False
+    decorating = False
+    for i, line in enumerate(lines):
+        if triple is None and depth == 0 and not continued and line[:1] not in ("", " ", "\t", "\r", "\n", "#", "\f") \
+                and not _CONTINUES.match(line):
+            if decorating and not line.startswith("@"):
+                decorating = False          # the def or class of the decorators above
+            elif not decorating:
+                starts.append(i)
+                decorating = line.startswith("@")
+        pos = 0
+        while True:
+            if triple is not None:
+                end = line.find(triple, pos)
+                if end == -1:
+                    break
+                triple, pos = None, end + 3
+                continue
+            m = _TOKEN.search(line, pos)
+            if m is None:
+                break
+            if m.group(1):
+                triple, pos = m.group(1), m.end()
+            elif m.group(3):
+                break
+            elif m.group(4):
+                depth += 1
+                pos = m.end()
+            elif m.group(5):
+                depth = max(0, depth - 1)
+                pos = m.end()
+            else:
+                pos = m.end()
+        stripped = line.rstrip("\r\n")
+        continued = triple is None and stripped.endswith("\\")
+    if triple is not None or depth:
+        return None
+    return [(s, (starts[k + 1] - 1) if k + 1 < len(starts) else len(lines) - 1) for k, s in enumerate(starts)]
+
+
+class Masker:
+    """The top-level statements of one text, and renderings of it with some blanked.
+
+    A statement is kept when it is an import, names an interop word of ``prefilter`` (a
+    :class:`~jaxinterop_lint.prefilter.Prefilter`) or a name an interop import binds, uses a
+    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses.
+    ``usable`` is False when the text is too short or the scanner lost track of it.
+    """
+
+    def __init__(self, text: str, prefilter, min_lines: int = 200):
+        self.lines = _LINE.findall(text)
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
+        self.stmts = _statements(self.lines) if len(self.lines) >= min_lines else None
+        self.usable = bool(self.stmts)
+        if not self.usable:
+            return
+        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
+        self.idents = [frozenset(_IDENT.findall(c)) for c in chunks]
+        imports = [bool(_IMPORT.match(c)) for c in chunks]
+        roots = {r for r, _ in prefilter.pairs if r in text}
+        sink_names = set(prefilter.standalone).union(*(n for r, n in prefilter.pairs if r in roots))
+        aliases: set = set()
+        for chunk, imp in zip(chunks, imports):
+            if imp:
+                for name, alias in _FROM_NAMES.findall(chunk):
+                    if name in sink_names:
+                        aliases.add(alias or name)
+        self.defines = []
+        for chunk in chunks:
+            m = _DEFINES_ANYWHERE.search(chunk) if chunk.startswith("@") else _DEFINES.match(chunk)
+            if m:
+                self.defines.append({m.group(1)})
+            else:
+                names = set()
+                for target in _ASSIGNED.findall(chunk):
+                    names |= set(_IDENT.findall(target))
+                self.defines.append(names)
+        if "numba" in roots:
+            # A kernel launch ``k[grid, block](x)`` is a sink: calls of kernels count.
+            for chunk, names in zip(chunks, self.defines):
+                if chunk.startswith("@") and _KERNEL.search(chunk):
+                    aliases |= names
+        self.base = [
+            imp or bool(prefilter._re.search(c) or ids & aliases
+                        or any(r in roots and names & ids for r, names in prefilter.pairs))
+            for c, ids, imp in zip(chunks, self.idents, imports)
+        ]
+        self.interesting = any(k and not imp for k, imp in zip(self.base, imports))
+        self.by_name: dict = {}
+        for i, names in enumerate(self.defines):
+            for n in names:
+                self.by_name.setdefault(n, []).append(i)
+
+    def render(self, callers_of=frozenset(), min_gain: float = 0.3) -> Optional[str]:
+        """The text with the statements not kept blanked (line numbers unchanged), or None
+        when less than ``min_gain`` of the lines would be blanked.  Statements that use a
+        name in ``callers_of`` (functions found to export a parameter) are kept too."""
+        if not self.usable or not self.interesting:
+            return None
+        keep = [k or bool(callers_of and ids & callers_of) for k, ids in zip(self.base, self.idents)]
+        needed: set = set()
+        todo = [i for i, k in enumerate(keep) if k]
+        while todo:
+            i = todo.pop()
+            for name in self.idents[i] - needed:
+                needed.add(name)
+                for j in self.by_name.get(name, ()):
+                    if not keep[j]:
+                        keep[j] = True
+                        todo.append(j)
+        kept = sum(b - a + 1 for (a, b), k in zip(self.stmts, keep) if k)
+        if kept > len(self.lines) * (1 - min_gain):
+            return None
+        self.kept = keep
+        out = self.lines[:self.stmts[0][0]]
+        for (a, b), k in zip(self.stmts, keep):
+            out.extend(self.lines[a:b + 1] if k else (_blank(ln) for ln in self.lines[a:b + 1]))
+        return "".join(out)
+
+    def blanked_use(self, names) -> bool:
+        """Whether a blanked statement of the last rendering uses one of ``names``."""
+        return any(not k and ids & names for k, ids in zip(self.kept, self.idents))
+
+
+def _blank(line: str) -> str:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    if line.endswith(("\n", "\r")):
+        return line[-1]
+    return ""

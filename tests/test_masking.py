@@ -1,0 +1,87 @@
+"""Blanking irrelevant top-level statements before parsing changes no finding."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+import jaxinterop_lint.masking as masking
+from conftest import ROOT, SHARED
+from jaxinterop_lint import Config, lint_source
+from jaxinterop_lint.prefilter import DEFAULT
+
+FILES = sorted(list((ROOT / "fixtures").rglob("*.py")) + list((ROOT / "examples").rglob("*.py")) +
+               list((SHARED / "cases").glob("*.py")))
+
+
+@pytest.fixture
+def always_mask(monkeypatch):
+    """Mask every file, however short and however little it saves."""
+    init, render = masking.Masker.__init__, masking.Masker.render
+    monkeypatch.setattr(masking.Masker, "__init__", lambda self, text, pf, min_lines=200: init(self, text, pf, 0))
+    monkeypatch.setattr(masking.Masker, "render",
+                        lambda self, callers_of=frozenset(), min_gain=0.3: render(self, callers_of, 0.0))
+
+
+def _findings(path):
+    return [(f.line, f.column, f.code, f.message) for f in lint_source(path.read_text(), str(path), Config()).findings]
+
+
+def test_masking_changes_no_finding(always_mask, monkeypatch):
+    masked = {p: _findings(p) for p in FILES}
+    monkeypatch.undo()
+    monkeypatch.setattr(masking.Masker, "render", lambda self, callers_of=frozenset(), min_gain=0.3: None)
+    whole = {p: _findings(p) for p in FILES}
+    assert len(FILES) > 40
+    assert masked == whole
+
+
+def test_masked_text_keeps_lines_and_blanks_the_rest():
+    code = textwrap.dedent('''\
+        import torch
+        import jax
+
+        BIG = """
+        def not_a_def():
+        """
+
+        def unrelated(a):
+            return a + 1
+
+        @jax.jit
+        def helper(a):
+            return a * 2
+
+        x = (1 +
+        2)
+        if x:
+            pass
+        else:
+            pass
+
+        def export(y):
+            return torch.from_dlpack(helper(y))
+        ''')
+    m = masking.Masker(code, DEFAULT, min_lines=0)
+    out = m.render(min_gain=0.0)
+    assert out is not None and len(out.splitlines()) == len(code.splitlines())
+    kept = [ln for ln in out.splitlines() if ln.strip()]
+    assert "def unrelated(a):" not in out and "BIG" not in out and "if x:" not in out
+    assert "@jax.jit" in kept and "def helper(a):" in kept and "import torch" in kept
+    assert "    return torch.from_dlpack(helper(y))" in kept
+
+
+def test_scanner_gives_up_on_unbalanced_text():
+    assert masking.Masker('x = """\nnever closed\n' * 301, DEFAULT).usable is False
+    assert masking.Masker('x = """\nclosed\n' * 300, DEFAULT).usable is True
+
+
+def test_callers_of_an_exporting_helper_force_a_whole_parse():
+    filler = "".join(f"def unrelated_{i}(a):\n    return a + {i}\n" for i in range(150))
+    code = ("import torch\nimport jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+            "def to_torch(a):\n    return torch.from_dlpack(a)\n" + filler +
+            "def caller(x):\n    y = jax.device_put(x, NamedSharding(m, P()))\n    return to_torch(y)\n")
+    masker = masking.Masker(code, DEFAULT)
+    assert masker.render() is not None and masker.blanked_use({"to_torch"})
+    (f,) = lint_source(code, "a.py", Config()).findings
+    assert f.code == "JXI002" and f.line == 308
