@@ -539,23 +539,52 @@ def _tail(text: str, lines: int = 25) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+def minimal_crashing_set(
+    files: Sequence[str], crashes: Callable[[Sequence[str]], bool], budget: int = 60
+) -> list[str]:
+    """Shrink ``files`` (which crash together) to a small subset that still crashes (ddmin).
+
+    Returns the subset found within ``budget`` runs of ``crashes``.
+    """
+    items, n, runs = list(files), 2, 0
+    while len(items) >= 2 and runs < budget:
+        size = -(-len(items) // n)
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        candidates = chunks + (
+            [] if n == 2 else [[x for c in chunks if c is not chunk for x in c] for chunk in chunks]
+        )
+        for cand in candidates:
+            runs += 1
+            if crashes(cand):
+                items, n = cand, 2 if len(cand) <= size else max(n - 1, 2)
+                break
+            if runs >= budget:
+                break
+        else:
+            if n >= len(items):
+                break
+            n = min(len(items), n * 2)
+    return items
+
+
 def bisect_crashes(
     files: Sequence[str], crashes: Callable[[Sequence[str]], bool], budget: int = 200
-) -> list[str]:
-    """Return the files of ``files`` that make ``crashes`` true on their own.
+) -> list[list[str]]:
+    """Return the groups of ``files`` that make ``crashes`` true: mostly single files.
 
     ``crashes(subset)`` runs the linter on a subset.  Halves are tested
-    recursively; at most ``budget`` runs are spent.  Files whose crash only
-    shows together with another file are reported as the smallest crashing
-    group reached.
+    recursively; at most ``budget`` runs are spent.  When a group crashes but
+    neither half does (a crash that needs two files together, e.g. through a
+    cross-module summary), the group is shrunk with ``minimal_crashing_set``
+    and returned as one group.
     """
-    found: list[str] = []
+    found: list[list[str]] = []
     runs = 0
     stack = [list(files)]
     while stack and runs < budget:
         group = stack.pop()
         if len(group) == 1:
-            found.extend(group)
+            found.append(group)
             continue
         mid = len(group) // 2
         left, right = group[:mid], group[mid:]
@@ -565,10 +594,9 @@ def bisect_crashes(
             stack.append(left)
         if rc:
             stack.append(right)
-        if not lc and not rc:  # needs both halves: keep the group as the culprit
-            found.extend(group)
-    for group in stack:  # out of budget
-        found.extend(group)
+        if not lc and not rc:
+            found.append(minimal_crashing_set(group, crashes))
+    found += stack  # out of budget
     return found
 
 
@@ -694,22 +722,40 @@ def check_package(
         def crashes_on(subset: Sequence[str]) -> bool:
             return run_linter(cmd, args, subset, root, timeout).abnormal
 
-        culprits = bisect_crashes(rel, crashes_on) if len(rel) > 1 else list(rel)
-        if not culprits:
+        retry = run_linter(cmd, args, rel, root, timeout)
+        groups: list[list[str]] = []
+        if not retry.abnormal:
             crashes.append(
-                Crash(name, "", kind + " (not reproducible on a subset)", _tail(run.stderr))
+                Crash(
+                    name,
+                    "",
+                    kind + " (flaky: a second run of the same files passed)",
+                    _tail(run.stderr),
+                )
             )
-        for culprit in culprits:
-            one = run_linter(cmd, args, [culprit], root, timeout)
-            crash = Crash(
-                name, _display(src_root, root, culprit), kind, _tail(one.stderr or run.stderr)
-            )
-            if reduce:
-                crash.repro = _reduce_file(root / culprit, cmd, args, timeout)
+            run = retry
+        else:
+            groups = bisect_crashes(rel, crashes_on) if len(rel) > 1 else [list(rel)]
+            if not groups:
+                crashes.append(
+                    Crash(name, "", kind + " (not reproducible on a subset)", _tail(run.stderr))
+                )
+        culprits = [f for g in groups for f in g]
+        for group in groups:
+            one = run_linter(cmd, args, group, root, timeout)
+            shown = [_display(src_root, root, f) for f in group]
+            detail = _tail(one.stderr or run.stderr)
+            if len(group) > 1:
+                detail = "crashes only with these files together:\n  " + "\n  ".join(shown)
+                detail += "\n" + _tail(one.stderr or run.stderr)
+            crash = Crash(name, shown[0], kind, detail)
+            if reduce and len(group) == 1:
+                crash.repro = _reduce_file(root / group[0], cmd, args, timeout)
             crashes.append(crash)
-        rest = [f for f in rel if f not in set(culprits)]
-        run = run_linter(cmd, args, rest, root, timeout) if rest else LintRun(0, "[]", "", 0.0)
-        if run.abnormal:
+        if groups:
+            rest = [f for f in rel if f not in set(culprits)]
+            run = run_linter(cmd, args, rest, root, timeout) if rest else LintRun(0, "[]", "", 0)
+        if run.abnormal and groups:
             crashes.append(
                 Crash(name, "", "traceback on the files left after bisection", _tail(run.stderr))
             )
