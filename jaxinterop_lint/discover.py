@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from typing import Iterable, Iterator
 
 # Folders never descended into (flake8's and ruff's defaults, plus our cache).
@@ -13,16 +15,29 @@ DEFAULT_EXCLUDE = (
 )
 
 
-def _excluded(path: str, patterns: Iterable[str]) -> bool:
-    name = os.path.basename(path.rstrip(os.sep)) or path
-    norm = os.path.normpath(path)
-    absolute = os.path.abspath(path)
+@functools.lru_cache(maxsize=64)
+def _matcher(patterns: tuple):
+    """One compiled regex for a tuple of fnmatch patterns (flake8's --exclude semantics:
+    a pattern matches a file or folder name, or a path, or a path prefix)."""
+    parts = []
     for pat in patterns:
         pat = pat.rstrip("/")
-        if fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(absolute, pat) \
-                or fnmatch.fnmatch(norm, os.path.normpath(pat) + "/*"):
-            return True
-    return False
+        if not pat:
+            continue
+        parts.append(fnmatch.translate(pat))
+        parts.append(fnmatch.translate(os.path.normpath(pat) + "/*"))
+    return re.compile("|".join(parts)) if parts else None
+
+
+def _excluded(path: str, patterns: Iterable[str]) -> bool:
+    matcher = _matcher(tuple(patterns))
+    if matcher is None:
+        return False
+    name = os.path.basename(path.rstrip(os.sep)) or path
+    if matcher.match(name):
+        return True
+    norm = os.path.normpath(path)
+    return bool(matcher.match(norm) or matcher.match(os.path.abspath(path)))
 
 
 def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,

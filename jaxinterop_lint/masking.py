@@ -75,7 +75,9 @@ class Masker:
 
     A statement is kept when it is an import, names an interop word of ``prefilter`` (a
     :class:`~jaxinterop_lint.prefilter.Prefilter`) or a name an interop import binds, uses a
-    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses.
+    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses: a
+    module-level assignment always, a function or class only when it can make a
+    multi-device value (it names a source API, or uses a function or class that does).
     ``usable`` is False when the text is too short or the scanner lost track of it.
     """
 
@@ -99,8 +101,10 @@ class Masker:
                     if name in sink_names:
                         aliases.add(alias or name)
         self.defines = []
+        self.is_def = []
         for chunk in chunks:
             m = _DEFINES_ANYWHERE.search(chunk) if chunk.startswith("@") else _DEFINES.match(chunk)
+            self.is_def.append(m is not None)
             if m:
                 self.defines.append({m.group(1)})
             else:
@@ -123,6 +127,19 @@ class Masker:
         for i, names in enumerate(self.defines):
             for n in names:
                 self.by_name.setdefault(n, []).append(i)
+        # Functions and classes that can make a multi-device value: they name a source, or
+        # use one that does (fixpoint).  Only those are kept for the names kept code uses.
+        from .prefilter import SOURCE_RE
+
+        self.carrying = [d and (b or bool(SOURCE_RE.search(c))) for d, b, c in zip(self.is_def, self.base, chunks)]
+        carried = set().union(*(self.defines[i] for i, c in enumerate(self.carrying) if c))
+        grew = True
+        while grew:
+            grew = False
+            for i, d in enumerate(self.is_def):
+                if d and not self.carrying[i] and self.idents[i] & carried:
+                    self.carrying[i] = grew = True
+                    carried |= self.defines[i]
 
     def render(self, callers_of=frozenset(), min_gain: float = 0.3) -> Optional[str]:
         """The text with the statements not kept blanked (line numbers unchanged), or None
@@ -138,7 +155,7 @@ class Masker:
             for name in self.idents[i] - needed:
                 needed.add(name)
                 for j in self.by_name.get(name, ()):
-                    if not keep[j]:
+                    if not keep[j] and (self.carrying[j] or not self.is_def[j]):
                         keep[j] = True
                         todo.append(j)
         kept = sum(b - a + 1 for (a, b), k in zip(self.stmts, keep) if k)

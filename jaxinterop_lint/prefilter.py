@@ -55,3 +55,20 @@ def build(extra_sinks=()) -> Prefilter:
 
 
 DEFAULT = build()
+
+
+def _source_words() -> frozenset:
+    """Last names of the APIs where multi-device values start (sources, wrappers,
+    placements, shardings, donation): a function that names none of them, and calls no
+    function that does, cannot make a multi-device value."""
+    names = set()
+    for table in (apis.SOURCE_WRAPPERS, apis.DIRECT_SOURCES, apis.PLACEMENT_CALLS,
+                  apis.SHARDING_CONSTRUCTORS, apis.BUFFER_CALLBACK, apis.KERNEL_DECORATORS):
+        names |= {q.rsplit(".", 1)[-1] for q in table}
+    names |= set(apis.PLACEMENT_METHODS) | {"out_sharding", "donate_argnums", "donate_argnames",
+                                            "in_shardings", "out_shardings"}
+    return frozenset(names)
+
+
+SOURCE_WORDS = _source_words()
+SOURCE_RE = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, SOURCE_WORDS))))
