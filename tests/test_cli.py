@@ -80,11 +80,14 @@ def test_full_format(tmp_path):
 
 
 def test_unparsable_file_is_reported_and_others_still_linted(tmp_path):
-    write(tmp_path, {"broken.py": "def f(:\n    pass\n", "bad.py": BAD})
+    # A file that names no interop API is never parsed, so the broken one names torch.
+    write(tmp_path, {"broken.py": "import torch\ndef f(:\n    return torch.from_dlpack(x)\n", "bad.py": BAD,
+                     "never_parsed.py": "def g(:\n    pass\n"})
     r = run_cli(".", cwd=tmp_path)
     assert r.returncode == 2
     assert "JXI002" in r.stdout
-    assert "./broken.py:1:" in r.stderr and "error: syntax error" in r.stderr
+    assert "./broken.py:2:7: error: syntax error: invalid syntax" in r.stderr
+    assert "never_parsed.py" not in r.stderr
     assert "Traceback" not in r.stderr
 
 
