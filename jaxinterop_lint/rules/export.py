@@ -91,6 +91,8 @@ class MultiDeviceCudaArrayInterface(ExportRule):
         "import cupy as cp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport jax\ny = jax.device_put(x, NamedSharding(mesh, P('x')))\n"
         "host = cp.asarray(jax.device_get(y))\n",
         "import cupy as cp\na = cp.arange(10)\nb = cp.asarray(a)\n",
+        "import cupy as cp\nimport warp as wp\na = wp.zeros(8, device='cuda')\nb = cp.asarray(a)\n"
+        "iface = a.__cuda_array_interface__\n",
         "import jax\nfrom numba import cuda\ny = jax.device_put(x, jax.devices()[0])\n"
         "d = cuda.as_cuda_array(y)\n",
         "import numpy as np\nimport cupy as cp\ny = np.ones(3)\niface = y.__cuda_array_interface__\n"
@@ -130,6 +132,7 @@ class MultiDeviceDlpackExport(ExportRule):
         "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
         "if len(y.devices()) == 1:\n    t = torch.from_dlpack(y)\n",
         "import torch\nimport numpy as np\na = np.ones(3)\nt = torch.from_dlpack(a)\n",
+        "import torch\nimport warp as wp\na = wp.zeros(8)\nt = torch.from_dlpack(a)\nw = wp.from_dlpack(t)\n",
         "import jax\nimport torch\nf = jax.jit(lambda a: a * 2)\nt = torch.from_dlpack(f(jax.numpy.ones(3)))\n",
         "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
         "ts = [torch.from_dlpack(s.data) for s in y.addressable_shards]\n",
