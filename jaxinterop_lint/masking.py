@@ -10,6 +10,7 @@ text and falls back to the whole text if that fails.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Optional
 
 _TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
@@ -117,11 +118,8 @@ class Masker:
             for chunk, names in zip(chunks, self.defines):
                 if chunk.startswith("@") and _KERNEL.search(chunk):
                     aliases |= names
-        self.base = [
-            imp or bool(prefilter._re.search(c) or ids & aliases
-                        or any(r in roots and names & ids for r, names in prefilter.pairs))
-            for c, ids, imp in zip(chunks, self.idents, imports)
-        ]
+        self.prefilter, self.roots, self.aliases = prefilter, roots, aliases
+        self.base = [imp or self._interop(c, ids) for c, ids, imp in zip(chunks, self.idents, imports)]
         self.interesting = any(k and not imp for k, imp in zip(self.base, imports))
         self.by_name: dict = {}
         for i, names in enumerate(self.defines):
@@ -141,6 +139,70 @@ class Masker:
                     self.carrying[i] = grew = True
                     carried |= self.defines[i]
 
+    def _interop(self, text: str, ids) -> bool:
+        """Whether a statement names an interop API (or a name an interop import binds)."""
+        pf = self.prefilter
+        return bool(pf._re.search(text) or ids & self.aliases
+                    or any(r in self.roots and names & ids for r, names in pf.pairs))
+
+    def _class_lines(self, a: int, b: int, needed: set, callers_of) -> Optional[list]:
+        """For a kept class spanning lines ``a..b``: which of its lines to keep, blanking the
+        methods that name no interop API, define no name in ``needed`` and are not used by a
+        kept method; None to keep the class whole."""
+        from .prefilter import SOURCE_RE
+
+        lines = self.lines[a:b + 1]
+        head = next((i for i, ln in enumerate(lines) if ln.startswith("class ")), None)
+        if head is None or b - a < 40:
+            return None
+        depth, body = 0, None
+        for i in range(head, len(lines)):
+            code = lines[i].split("#", 1)[0]
+            depth += code.count("(") + code.count("[") + code.count("{")
+            depth -= code.count(")") + code.count("]") + code.count("}")
+            if depth <= 0 and code.rstrip().endswith(":"):
+                body = i + 1
+                break
+        if body is None or body >= len(lines):
+            return None
+        first = next((ln for ln in lines[body:] if ln.strip() and not ln.lstrip().startswith("#")), None)
+        if first is None:
+            return None
+        indent = first[:len(first) - len(first.lstrip(" \t"))]
+        if not indent:
+            return None
+        inner = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[body:]]
+        stmts = _statements(inner)
+        if not stmts or len(stmts) < 3:
+            return None
+        texts = ["".join(inner[s:e + 1]) for s, e in stmts]
+        ids = [frozenset(_IDENT.findall(t)) for t in texts]
+        names = []
+        for t in texts:
+            m = _DEFINES_ANYWHERE.search(t) if t.startswith("@") else _DEFINES.match(t)
+            names.append(m.group(1) if m else None)
+        keep = [n is None or n.startswith("__") or n in needed or self._interop(t, i)
+                or bool(callers_of and i & callers_of) for n, t, i in zip(names, texts, ids)]
+        carrying = [n is not None and (k or bool(SOURCE_RE.search(t))) for n, k, t in zip(names, keep, texts)]
+        todo = [i for i, k in enumerate(keep) if k]
+        seen: set = set()
+        while todo:
+            i = todo.pop()
+            for name in ids[i] - seen:
+                seen.add(name)
+                for j, n in enumerate(names):
+                    if n == name and not keep[j] and carrying[j]:
+                        keep[j] = True
+                        todo.append(j)
+        if all(keep) or not any(keep):
+            return None
+        mask = [True] * len(lines)
+        for (s, e), k in zip(stmts, keep):
+            if not k:
+                for i in range(s, e + 1):
+                    mask[body + i] = False
+        return mask
+
     def render(self, callers_of=frozenset(), min_gain: float = 0.3) -> Optional[str]:
         """The text with the statements not kept blanked (line numbers unchanged), or None
         when less than ``min_gain`` of the lines would be blanked.  Statements that use a
@@ -158,13 +220,32 @@ class Masker:
                     if not keep[j] and (self.carrying[j] or not self.is_def[j]):
                         keep[j] = True
                         todo.append(j)
-        kept = sum(b - a + 1 for (a, b), k in zip(self.stmts, keep) if k)
+        uses = Counter()
+        for i, k in enumerate(keep):
+            if k:
+                uses.update(self.idents[i])
+        line_masks = {}
+        for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
+            if k and self.is_def[i] and b - a >= 40:
+                # Names the rest of the kept code uses (not the class's own uses of itself).
+                outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
+                m = self._class_lines(a, b, outside, callers_of)
+                if m is not None:
+                    line_masks[i] = m
+        kept = sum((sum(line_masks[i]) if i in line_masks else b - a + 1)
+                   for i, ((a, b), k) in enumerate(zip(self.stmts, keep)) if k)
         if kept > len(self.lines) * (1 - min_gain):
             return None
         self.kept = keep
+        self.inner_idents = {i: None for i in line_masks}
         out = self.lines[:self.stmts[0][0]]
-        for (a, b), k in zip(self.stmts, keep):
-            out.extend(self.lines[a:b + 1] if k else (_blank(ln) for ln in self.lines[a:b + 1]))
+        for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
+            if not k:
+                out.extend(_blank(ln) for ln in self.lines[a:b + 1])
+            elif i in line_masks:
+                out.extend(ln if m else _blank(ln) for ln, m in zip(self.lines[a:b + 1], line_masks[i]))
+            else:
+                out.extend(self.lines[a:b + 1])
         return "".join(out)
 
     def blanked_use(self, names) -> bool:
