@@ -85,3 +85,19 @@ def test_callers_of_an_exporting_helper_force_a_whole_parse():
     assert masker.render() is not None and masker.blanked_use({"to_torch"})
     (f,) = lint_source(code, "a.py", Config()).findings
     assert f.code == "JXI002" and f.line == 308
+
+
+def test_methods_nothing_uses_are_blanked_inside_a_kept_class():
+    filler = "".join(f"    def unrelated_{i}(self, a):\n        return a + {i}\n\n" for i in range(40))
+    code = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n"
+            "class Bridge:\n"
+            "    def __init__(self, mesh):\n        self.mesh = mesh\n\n"
+            "    def _shard(self, x):\n        return jax.device_put(x, NamedSharding(self.mesh, P('x')))\n\n"
+            + filler +
+            "    def export(self, x):\n        return torch.from_dlpack(self._shard(x))\n")
+    masker = masking.Masker(code, DEFAULT, min_lines=0)
+    out = masker.render(min_gain=0.0)
+    assert out is not None and len(out.splitlines()) == len(code.splitlines())
+    assert "def unrelated_3" not in out and "def _shard" in out and "def __init__" in out
+    (f,) = lint_source(code, "b.py", Config()).findings
+    assert (f.code, f.line) == ("JXI002", code.splitlines().index("        return torch.from_dlpack(self._shard(x))") + 1)
