@@ -87,7 +87,7 @@ def test_callers_of_an_exporting_helper_force_a_whole_parse():
     assert f.code == "JXI002" and f.line == 308
 
 
-def test_methods_nothing_uses_are_blanked_inside_a_kept_class():
+def test_methods_nothing_uses_are_blanked_inside_a_kept_class(always_mask):
     filler = "".join(f"    def unrelated_{i}(self, a):\n        return a + {i}\n\n" for i in range(40))
     code = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n"
             "class Bridge:\n"
