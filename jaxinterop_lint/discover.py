@@ -46,8 +46,11 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
 
     Folders matching ``exclude`` or ``extend_exclude`` (fnmatch patterns on the name or the
     path, as flake8's ``--exclude``) and virtualenvs (a ``pyvenv.cfg`` inside) are skipped.
-    A path given explicitly is yielded as it is, whatever its name, so that errors about it
-    (a missing file, a folder named ``x.py``) reach the user.
+    A file given explicitly is yielded as it is, whatever its name, and so is a path that
+    does not exist, so that errors about it (a missing file) reach the user.  A folder is
+    walked whatever its name (a folder named ``x.py`` is a folder); symlinked folders are not
+    followed, symlinked files are yielded (a loop or a broken link is then an error for that
+    file).
     """
     patterns = tuple(exclude) + tuple(extend_exclude)
     for top in paths:

@@ -15,18 +15,46 @@ def _lint_chunk(args):
 def map_files(files: list, config, jobs: int, root=None, force: bool = False, use_cache: bool = False):
     """Lint ``files`` with ``jobs`` processes, each with its own project rooted at ``root``.
 
+    A worker that dies (a crash of the native parser on some file) does not stop the run:
+    the files are then linted again one process per file, and a file whose process dies
+    gets an error instead of results (see :func:`_isolated`).
+
     Returns ``(results in input order, exporting names, modules analysed, new cache entries)``."""
     chunks = [files[i::jobs] for i in range(jobs)]
     chunks = [c for c in chunks if c]
     order = {p: i for i, p in enumerate(files)}
     ctx = multiprocessing.get_context("fork")
     results, names, analysed, entries = [], set(), [], {}
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        for chunk_results, chunk_names, chunk_analysed, chunk_entries in pool.map(
-                _lint_chunk, [(c, config, root, force, use_cache) for c in chunks]):
-            results.extend(chunk_results)
-            names |= chunk_names
-            analysed.extend(chunk_analysed)
-            entries.update(chunk_entries)
+    try:
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            for chunk_results, chunk_names, chunk_analysed, chunk_entries in pool.map(
+                    _lint_chunk, [(c, config, root, force, use_cache) for c in chunks]):
+                results.extend(chunk_results)
+                names |= chunk_names
+                analysed.extend(chunk_analysed)
+                entries.update(chunk_entries)
+    except cf.process.BrokenProcessPool:
+        results, names, analysed, entries = _isolated(files, config, root, force, use_cache, ctx)
     results.sort(key=lambda r: order[r.path])
     return results, frozenset(names), analysed, entries
+
+
+def _isolated(files: list, config, root, force: bool, use_cache: bool, ctx):
+    """Lint each file in a process of its own (after a worker died): a file whose process
+    dies too gets a :class:`~jaxinterop_lint.engine.SourceError` naming the crash."""
+    from .engine import FileResult, SourceError
+
+    results, names, analysed, entries = [], set(), [], {}
+    for path in files:
+        try:
+            with cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
+                r, n, a, e = pool.submit(_lint_chunk, ([path], config, root, force, use_cache)).result()
+        except cf.process.BrokenProcessPool:
+            results.append(FileResult(path, error=SourceError(
+                "internal error: the linter's process crashed on this file; please report it")))
+            continue
+        results.extend(r)
+        names |= n
+        analysed.extend(a)
+        entries.update(e)
+    return results, names, analysed, entries

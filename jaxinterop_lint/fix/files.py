@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ..config import Config
-from ..engine import FileResult, LintResult, SourceError, decode, lint_file
+from ..engine import FileResult, LintResult, SourceError, decode, lint_file, read_bytes
 from ..finding import Finding
 from .apply import FixOutcome, applicable, fix_text, lint_text
 
@@ -150,8 +150,7 @@ def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True
     real = os.path.realpath(path)
     try:
         before = os.stat(real)
-        with open(real, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(real)
         text = decode(data, path)
         encoding, bom = source_encoding(data)
     except (OSError, SourceError):
@@ -196,8 +195,7 @@ def _project(path: str, config: Config):
 def _lint_path(path: str, config: Config) -> FileResult:
     project = _project(path, config)
     try:
-        with open(os.path.realpath(path), "rb") as fh:
-            text = decode(fh.read(), path)
+        text = decode(read_bytes(os.path.realpath(path)), path)
     except (OSError, SourceError):
         return lint_file(path, config)
     return lint_text(text, path, config, project)

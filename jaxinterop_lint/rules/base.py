@@ -19,6 +19,32 @@ from ..knowledge.apis import EXCEPTION_BASES, PROTOCOL_RULE
 DOCS_URL = "https://github.com/jaxinterop-lint/jaxinterop-lint/blob/main/docs/rules/{code}.md"
 
 
+def true_position(ma, pos: tuple) -> tuple:
+    """``pos`` (from libcst's ``PositionProvider`` over ``ma.module``) as columns of the
+    linted text: libcst drops the form feeds that start some lines (its written module lacks
+    them), so the columns of those lines are shifted back by the characters dropped."""
+    shifts = getattr(ma, "_ff_shifts", None)
+    if shifts is None:
+        shifts = {}
+        source = getattr(ma, "source", None)
+        if source and "\f" in source:
+            from ..engine import LINE_SPLIT
+
+            written = LINE_SPLIT.split(ma.module.code)
+            for i, line in enumerate(LINE_SPLIT.split(source)):
+                if "\f" in line and i < len(written) and len(line) > len(written[i]) \
+                        and line.endswith(written[i]) and not line[:len(line) - len(written[i])].strip():
+                    shifts[i + 1] = len(line) - len(written[i])
+        try:
+            ma._ff_shifts = shifts
+        except AttributeError:  # pragma: no cover - a slotted analysis
+            pass
+    if not shifts:
+        return pos
+    line, col, end_line, end_col = pos
+    return line, col + shifts.get(line, 0), end_line, end_col + shifts.get(end_line, 0)
+
+
 class RuleContext:
     """Positions and source text of one analysed module, computed only when a finding needs
     them (libcst's ``PositionProvider`` over the module, once)."""
@@ -30,7 +56,7 @@ class RuleContext:
 
     def position(self, node) -> tuple[int, int, int, int]:
         """``(line, column, end_line, end_column)`` of ``node``: 1-based lines, 0-based columns."""
-        return self.ma.position(node)
+        return true_position(self.ma, self.ma.position(node))
 
     def line(self, node) -> int:
         """1-based line of ``node``."""
@@ -64,7 +90,7 @@ class RuleContext:
 
     def _step(self, desc, node, owner) -> Step:
         owner = owner if owner is not None else self.ma
-        ln, col, _, _ = owner.position(node)
+        ln, col, _, _ = true_position(owner, owner.position(node))
         return Step(desc, self.path if owner is self.ma else owner.display_path, ln, col)
 
 

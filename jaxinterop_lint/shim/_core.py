@@ -197,7 +197,13 @@ def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[st
     entry.update(describe(x, kind))
     entry["pid"] = os.getpid()
     entry["mode"] = STATE.mode
-    _write_all(STATE.fd, (json.dumps(entry, sort_keys=False) + "\n").encode("utf-8"))
+    try:
+        _write_all(STATE.fd, (json.dumps(entry, sort_keys=False) + "\n").encode("utf-8"))
+    except OSError as exc:  # a full disk, a revoked file: never break the user's call for it
+        print(f"jaxinterop shim: cannot write the report file {STATE.report_file()!r}: {exc.strerror or exc}; "
+              f"this process records nothing more", file=sys.stderr)
+        STATE.close()
+        STATE.report = None
 
 
 _EXC_CACHE: dict[str, type] = {}
