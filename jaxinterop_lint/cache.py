@@ -24,11 +24,33 @@ CACHE_DIR = ".jaxinterop_lint_cache"
 FORMAT = 1
 
 
+_PACKAGE_DIGEST: list = []
+
+
+def package_digest() -> str:
+    """A hash of this package's own sources: a cache written by another build of the linter
+    (an upgrade, a fix, a local edit) is never read, whatever its version number says."""
+    if not _PACKAGE_DIGEST:
+        h = hashlib.blake2b(digest_size=16)
+        top = os.path.dirname(os.path.abspath(__file__))
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    h.update(os.path.relpath(path, top).encode())
+                    with open(path, "rb") as fh:
+                        h.update(fh.read())
+        _PACKAGE_DIGEST.append(h.hexdigest())
+    return _PACKAGE_DIGEST[0]
+
+
 def config_key(config) -> str:
-    """A hash of the tool version and the configuration fields that change results."""
+    """A hash of the tool version, its own sources and the configuration fields that change
+    results."""
     fields = dataclasses.asdict(config)
     fields.pop("source", None)
-    blob = json.dumps([__version__, FORMAT, fields], sort_keys=True, default=str)
+    blob = json.dumps([__version__, FORMAT, package_digest(), fields], sort_keys=True, default=str)
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 

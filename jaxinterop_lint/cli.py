@@ -15,8 +15,7 @@ from typing import Optional
 from . import __version__, cli_extras
 from .config import Config, ConfigError
 from .engine import LINE_SPLIT
-from .fix import report as fix_report
-from .report import FORMATS
+from .report import FORMAT_NAMES, formatter
 
 SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
 
@@ -40,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--extend-select", type=_codes, metavar="CODES", help="codes to report in addition (e.g. JXI009)")
     p.add_argument("--exclude", type=_codes, metavar="PATTERNS", help="fnmatch patterns of paths to skip (replaces the defaults)")
     p.add_argument("--extend-exclude", type=_codes, metavar="PATTERNS", help="patterns to skip in addition to the defaults")
-    p.add_argument("--output-format", choices=sorted(FORMATS), default="concise", help="how findings are printed")
+    p.add_argument("--output-format", choices=FORMAT_NAMES, default="concise", help="how findings are printed")
     p.add_argument("--jobs", "-j", type=int, default=None, help="parallel processes (default: CPU count)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--no-cache", action="store_true",
@@ -84,6 +83,8 @@ def check(argv: list) -> int:
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     fixes = None
     if args.fix or args.fix_only or args.diff:
+        from .fix import report as fix_report
+
         fixes, status = fix_report.run(args, cfg, cli_extras.input_paths(args, cfg))
         if status is not None:
             return status
@@ -101,7 +102,7 @@ def check(argv: list) -> int:
         sources = None
         if args.output_format == "full":
             sources = {p: _read_lines(p) for p in {f.path for f in result.findings}}
-        out = FORMATS[args.output_format](result.findings, sources=sources)
+        out = formatter(args.output_format)(result.findings, sources=sources)
         sys.stdout.write(cli_extras.render(args, out))
     for path, err in result.errors:
         print(f"{path}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
@@ -113,8 +114,14 @@ def check(argv: list) -> int:
         if result.errors:
             summary += f"; {len(result.errors)} file{'s' if len(result.errors) != 1 else ''} could not be linted"
         print(summary + ".", file=sys.stderr)
-        hint = fix_report.summary(fixes, args.unsafe_fixes) if fixes is not None else \
-            fix_report.fixable_hint(result.findings, args.unsafe_fixes)
+        if fixes is not None:
+            from .fix import report as fix_report
+
+            hint = fix_report.summary(fixes, args.unsafe_fixes)
+        else:
+            from .catalog import fixable_hint
+
+            hint = fixable_hint(result.findings, args.unsafe_fixes)
         if hint:
             print(hint, file=sys.stderr)
     if result.errors:

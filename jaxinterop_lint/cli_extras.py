@@ -16,7 +16,7 @@ from typing import Optional
 from . import adoption, pyproject
 from .config import Config, ConfigError
 from .engine import LintResult, lint_paths, lint_source
-from .rules import RULES_BY_CODE
+from .catalog import NAMES
 
 STDIN = "-"
 
@@ -135,7 +135,7 @@ def statistics(result: LintResult, known: list) -> str:
     base = Counter(f.code for f in known)
     rows = [f"{'code':<8}{'reported':>9}{'noqa':>6}{'baseline':>10}  name"]
     for code in sorted(set(reported) | set(noqa) | set(base)):
-        name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else ""
+        name = NAMES.get(code, "")
         rows.append(f"{code:<8}{reported[code]:>9}{noqa[code]:>6}{base[code]:>10}  {name}")
     total = (sum(reported.values()), sum(noqa.values()), sum(base.values()))
     rows.append(f"{'total':<8}{total[0]:>9}{total[1]:>6}{total[2]:>10}")

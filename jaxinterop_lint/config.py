@@ -8,7 +8,7 @@ from typing import Optional
 
 from .discover import DEFAULT_EXCLUDE
 from .knowledge import DEFAULT_KNOWLEDGE, Knowledge
-from .rules import DEFAULT_CODES, RULES_BY_CODE
+from .catalog import DEFAULT_CODES, NAMES as RULES_BY_CODE
 
 
 class ConfigError(Exception):

@@ -15,15 +15,10 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-import libcst as cst
 
 from . import prefilter as prefilter_mod
-from .analysis.module import ModuleAnalysis
 from .config import Config
 from .finding import Finding
-from .rules import ALL_RULES, RuleContext
-from .rules.base import verdict
-from .analysis.events import SinkEvent
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA = re.compile(r"#\s*jaxinterop-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
@@ -214,6 +209,8 @@ def _probe_libcst(text: str) -> Optional[str]:
             import faulthandler
 
             faulthandler.disable()  # its crash is expected: no dump on the user's stderr
+            import libcst as cst
+
             cst.parse_module(text)
             code = 0
         except BaseException:
@@ -263,10 +260,12 @@ def guard(text: str) -> None:
         raise SourceError(why, *where)
 
 
-def parse(text: str, guarded: bool = False) -> cst.Module:
+def parse(text: str, guarded: bool = False) -> "cst.Module":
     """Parse with libcst; raises :class:`SourceError` for invalid Python, located with
     CPython's own message where CPython also rejects the text (it points more precisely).
     ``guarded``: :func:`guard` was already applied to ``text``."""
+    import libcst as cst
+
     if not guarded:
         guard(text)
     try:
@@ -338,6 +337,8 @@ def parse_relevant(text: str, config: Config):
     """Parse ``text`` with its irrelevant top-level statements blanked (see
     :mod:`.masking`); returns ``(module, masker or None)``.  Falls back to the whole text
     when masking does not pay or the masked text does not parse.  Raises SourceError."""
+    import libcst as cst
+
     from .masking import Masker
 
     guard(text)
@@ -352,7 +353,7 @@ def parse_relevant(text: str, config: Config):
 
 
 def build_analysis(text: str, path: str, config: Config, project=None,
-                   module: Optional[cst.Module] = None, run: bool = True, whole: bool = False) -> ModuleAnalysis:
+                   module: Optional["cst.Module"] = None, run: bool = True, whole: bool = False) -> "ModuleAnalysis":
     """Parse and analyse one module (with ``project`` attached for cross-module names);
     with ``run`` False the analysis is made but not run; with ``whole`` the text is parsed
     whole, never masked.  Raises :class:`SourceError`."""
@@ -360,6 +361,8 @@ def build_analysis(text: str, path: str, config: Config, project=None,
     if module is None:
         module, masker = (parse(text), None) if whole else parse_relevant(text, config)
     package = project.package_of(path) if project is not None else (package_of(path) if os.path.exists(path) else "")
+    from .analysis.module import ModuleAnalysis
+
     ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
     ma.masker = masker
     if project is not None and os.path.isabs(path):
@@ -373,8 +376,12 @@ def build_analysis(text: str, path: str, config: Config, project=None,
         raise SourceError("too deeply nested to analyse") from None
 
 
-def rule_findings(ma: ModuleAnalysis, path: str):
+def rule_findings(ma: "ModuleAnalysis", path: str):
     """Run every rule over the events of ``ma``: ``(findings, handled (path, line) pairs)``."""
+    from .analysis.events import SinkEvent
+    from .rules import ALL_RULES, RuleContext
+    from .rules.base import verdict
+
     ctx = RuleContext(ma, path)
     rules = [r() for r in ALL_RULES]
     findings, handled, seen = [], [], set()
@@ -389,7 +396,7 @@ def rule_findings(ma: ModuleAnalysis, path: str):
     return findings, handled
 
 
-def analyse(text: str, path: str, config: Config, module: Optional[cst.Module] = None, project=None):
+def analyse(text: str, path: str, config: Config, module: Optional["cst.Module"] = None, project=None):
     """Parse and analyse ``text``; returns ``(ModuleAnalysis, raw findings, handled lines)``.
     With a ``project`` the module's analysis is shared with the modules that import it.
     Raises :class:`SourceError`."""

@@ -47,7 +47,8 @@ def lint_files(files: list, config, root: Optional[str], force: bool = False, us
             if entry is not None and entry.get("summary"):
                 names |= frozenset(entry["summary"].get("exporting", ()))
         for r in fresh:
-            project.remember(r.path, result=result_to_json(r))
+            if r.error is None or not r.error.message.startswith("internal error"):
+                project.remember(r.path, result=result_to_json(r))
         project.remember_summaries()
         return results, names, project.analysed_paths[start:], cache.entries_written()
     return results, names, project.analysed_paths[start:], {}

@@ -2,6 +2,8 @@
 are exactly the findings."""
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from conftest import codes, lint
@@ -388,3 +390,28 @@ def test_cupy_message_says_silent_gather():
     code = "import jax, cupy\ny = jax.device_put(x, jax.sharding.NamedSharding(m, jax.sharding.PartitionSpec()))\nc = cupy.asarray(y)\n"
     (f,) = lint(code)
     assert f.code == "JXI001" and "silently gathers the whole array through the host" in f.message
+
+
+def test_property_and_methods_on_instances_do_not_crash():
+    # Reported from the torch2jax corpus run: a property read through a method crashed.
+    code = ("import torch\n\ndef export(x):\n    return torch.from_dlpack(x)\n\n"
+            "class T:\n    @property\n    def shape(self):\n        return self.value.shape\n\n"
+            "    def size(self):\n        return self.shape\n")
+    from jaxinterop_lint import lint_source
+
+    r = lint_source(code, "t.py")
+    assert r.error is None and r.analysed and r.findings == []
+
+
+def test_property_returning_a_multi_device_value():
+    code = HEADER + textwrap.dedent("""\
+        class Holder:
+            def __init__(self, x):
+                self.x = x
+            @property
+            def sharded(self):
+                return jax.device_put(self.x, s)
+        h = Holder(x)
+        torch.from_dlpack(h.sharded)  # expect: JXI002
+    """)
+    assert set(codes(code)) == expected(code)

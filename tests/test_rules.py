@@ -68,3 +68,10 @@ def test_jxi004_forwarded_callback_parameter():
             "def cb(c, out, x):\n    a = np.array(x)\n"
             "f = build(cb)\n")
     assert [(f.line, f.code) for f in lint(code)] == [(6, "JXI004")]
+
+
+def test_catalog_matches_the_rule_classes():
+    from jaxinterop_lint import catalog
+
+    assert catalog.NAMES == {r.code: r.name for r in ALL_RULES}
+    assert catalog.DEFAULT_CODES == DEFAULT_CODES

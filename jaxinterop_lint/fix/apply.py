@@ -24,6 +24,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from ..config import Config
 from ..engine import FileResult, SourceError, lint_source, parse
 from ..finding import Edit, Finding
+from ..catalog import applicable  # noqa: F401  (re-exported)
 from .edits import line_starts, offset
 
 MAX_ROUNDS = 10
@@ -44,15 +45,6 @@ class FixOutcome:
     result: FileResult
     error: Optional[str] = None
     codes: list = field(default_factory=list)
-
-
-def applicable(finding: Finding, unsafe: bool) -> bool:
-    """Whether ``finding`` has a fix that this run applies (safe ones; unsafe ones too with
-    ``unsafe``)."""
-    fix = finding.fix
-    if fix is None or not fix.edits:
-        return False
-    return fix.applicability == "safe" or (unsafe and fix.applicability == "unsafe")
 
 
 def _spans(starts: list[int], edits: Iterable[Edit]) -> list[tuple[int, int, Edit]]:

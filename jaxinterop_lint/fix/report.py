@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .apply import applicable
+from ..catalog import applicable, fixable_hint  # noqa: F401  (re-exported)
 from .files import FixRun, unified_diff
 
 
@@ -19,19 +19,6 @@ def summary(run: FixRun, unsafe: bool, dry: bool = False) -> str:
     if more:
         line += f"; {more} more fixable with --unsafe-fixes"
     return line + "."
-
-
-def fixable_hint(findings: list, unsafe: bool) -> str:
-    """For a run without ``--fix``: ``[*] N fixable with --fix (K more with --unsafe-fixes).``,
-    or '' when nothing is fixable."""
-    safe = sum(1 for f in findings if applicable(f, unsafe))
-    more = 0 if unsafe else sum(1 for f in findings if applicable(f, True)) - safe
-    if not safe and not more:
-        return ""
-    hint = f"[*] {safe} fixable with --fix" + (" --unsafe-fixes" if unsafe else "")
-    if more:
-        hint += f" ({more} more with --unsafe-fixes)"
-    return hint + "."
 
 
 def finish_diff(run: FixRun, unsafe: bool, quiet: bool) -> int:

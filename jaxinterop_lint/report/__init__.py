@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 
+from ..catalog import DOCS_URL, NAMES
 from ..finding import Finding
-from ..rules import RULES_BY_CODE
-from ..rules.base import DOCS_URL
 from .github import github
-from .sarif import sarif
 
 
 def display_path(path: str) -> str:
@@ -48,9 +46,22 @@ def json_format(findings: list[Finding], **_) -> str:
     return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
 
 
+def sarif(findings: list[Finding], **kwargs) -> str:
+    """SARIF 2.1.0 (:mod:`.sarif`, loaded on use: it needs the rule pages)."""
+    from .sarif import sarif as render
+
+    return render(findings, **kwargs)
+
+
 FORMATS = {"concise": concise, "full": full, "json": json_format, "sarif": sarif, "github": github}
+FORMAT_NAMES = sorted(FORMATS)
+
+
+def formatter(name: str):
+    """The formatter called ``name`` (one of :data:`FORMAT_NAMES`)."""
+    return FORMATS[name]
 
 
 def rule_name(code: str) -> str:
     """The kebab-case name of a rule code."""
-    return RULES_BY_CODE[code].name
+    return NAMES[code]

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import ClassVar, Optional
 
-import libcst as cst
 
 from ..analysis.events import SinkEvent
 from ..analysis.values import Origin
 from ..finding import Finding, Fix, Step
 from ..knowledge.apis import EXCEPTION_BASES, PROTOCOL_RULE
 
-DOCS_URL = "https://github.com/jaxinterop-lint/jaxinterop-lint/blob/main/docs/rules/{code}.md"
+from ..catalog import DOCS_URL  # noqa: E402,F401  (the rule pages; re-exported)
 
 
 def true_position(ma, pos: tuple) -> tuple:
