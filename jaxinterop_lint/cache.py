@@ -55,8 +55,8 @@ def config_key(config) -> str:
 
 
 def digest_bytes(data: bytes) -> str:
-    """The content hash used in the cache."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    """The content hash used in the cache (SHA-1: hardware-accelerated where OpenSSL is)."""
+    return hashlib.sha1(data).hexdigest()
 
 
 class Cache:
@@ -68,6 +68,7 @@ class Cache:
         self.file = os.path.join(self.folder, f"{config_key(config)}.json")
         self.entries: dict = {}
         self.hashes: dict = {}
+        self.stats: dict = {}
         self._written: set = set()
         self.changed = False
         try:
@@ -79,12 +80,22 @@ class Cache:
             self.entries = {}
 
     def digest(self, path: str) -> Optional[str]:
-        """The current content hash of ``path`` (memoised for the run), None if unreadable."""
+        """The current content hash of ``path`` (memoised for the run), None if unreadable.
+
+        A file whose size and modification time (nanoseconds) are those recorded with its
+        hash is not read again, as git and ruff do."""
         key = os.path.abspath(path)
         if key not in self.hashes:
             try:
-                with open(key, "rb") as fh:
-                    self.hashes[key] = digest_bytes(fh.read())
+                st = os.stat(key)
+                stamp = [st.st_mtime_ns, st.st_size]
+                known = self.entries.get(key)
+                if known is not None and known.get("stat") == stamp and known.get("hash"):
+                    self.hashes[key] = known["hash"]
+                else:
+                    with open(key, "rb") as fh:
+                        self.hashes[key] = digest_bytes(fh.read())
+                self.stats[key] = stamp
             except OSError:
                 self.hashes[key] = None
         return self.hashes[key]
@@ -114,6 +125,8 @@ class Cache:
         else:
             merged = {"hash": digest, "deps": dep_hashes}
         merged.update(fields)
+        if key in self.stats:
+            merged["stat"] = self.stats[key]
         self.entries[key] = merged
         self._written.add(key)
         self.changed = True

@@ -29,9 +29,11 @@ def lint_files(files: list, config, root: Optional[str], force: bool = False, us
         project = new_project(root, config, cache) if root is not None else None
     cache = project.cache if project is not None else None
     start = len(project.analysed_paths) if project is not None else 0
-    results, fresh = [], []
+    results, fresh, cached_names = [], [], set()
     for p in files:
         entry = cache.entry(p) if cache is not None else None
+        if entry is not None and entry.get("summary"):
+            cached_names.update(entry["summary"].get("exporting", ()))
         if entry is not None and "result" in entry and (not force or entry["result"]["analysed"]):
             results.append(result_from_json(p, entry["result"]))
             continue
@@ -40,12 +42,8 @@ def lint_files(files: list, config, root: Optional[str], force: bool = False, us
         fresh.append(r)
     if project is None:
         return results, frozenset(), [r.path for r in results if r.analysed], {}
-    names = project.exporting_names()
+    names = project.exporting_names() | cached_names
     if cache is not None:
-        for p in files:
-            entry = cache.entry(p)
-            if entry is not None and entry.get("summary"):
-                names |= frozenset(entry["summary"].get("exporting", ()))
         for r in fresh:
             if r.error is None or not r.error.message.startswith("internal error"):
                 project.remember(r.path, result=result_to_json(r))
@@ -55,11 +53,31 @@ def lint_files(files: list, config, root: Optional[str], force: bool = False, us
 
 
 def _phase(files, config, jobs, root, force=False, use_cache=False, project=None):
+    if jobs > 1 and len(files) > 8 and use_cache and project is not None and project.cache is not None:
+        # Only what the cache cannot answer goes to the workers.
+        cache = project.cache
+        todo = [p for p in files if not _cached(cache, p, force)]
+        if len(todo) <= 8:
+            return lint_files(files, config, root, force, use_cache, project)
+        from .parallel import map_files
+
+        done, names, analysed, entries = lint_files([p for p in files if p not in set(todo)], config, root,
+                                                    force, use_cache, project)
+        more, names2, analysed2, entries2 = map_files(todo, config, jobs, root, force, use_cache)
+        entries.update(entries2)
+        cache.entries.update(entries2)
+        by_path = {r.path: r for r in done + more}
+        return [by_path[p] for p in files], names | names2, analysed + analysed2, entries
     if jobs > 1 and len(files) > 8:
         from .parallel import map_files
 
         return map_files(files, config, jobs, root, force, use_cache)
     return lint_files(files, config, root, force, use_cache, project)
+
+
+def _cached(cache, path, force) -> bool:
+    entry = cache.entry(path)
+    return entry is not None and "result" in entry and (not force or entry["result"]["analysed"])
 
 
 def run_session(files: list, paths: list, config, jobs: int = 1, project_root: Optional[str] = None,

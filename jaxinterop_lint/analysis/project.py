@@ -31,6 +31,15 @@ _TABLE_ROOTS = frozenset(
 LIBRARY_ROOTS = _TABLE_ROOTS | frozenset(getattr(sys, "stdlib_module_names", ()))
 
 
+_MARKED: dict = {}
+
+
+def _has_marker(folder: str) -> bool:
+    if folder not in _MARKED:
+        _MARKED[folder] = any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS)
+    return _MARKED[folder]
+
+
 def find_root(paths) -> str:
     """The nearest folder at or above the first path holding a project marker
     (``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``); without one, the folder
@@ -39,7 +48,7 @@ def find_root(paths) -> str:
     folder = start if os.path.isdir(start) else os.path.dirname(start)
     probe = folder
     while True:
-        if any(os.path.exists(os.path.join(probe, m)) for m in ROOT_MARKERS):
+        if _has_marker(probe):
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
@@ -217,10 +226,10 @@ class Project:
 
     def remember_summaries(self) -> None:
         """Store the summary of every module analysed in this run."""
+        if self.cache is None or not self.analysed_paths:
+            return
         from ..summaries import FrozenModule, freeze
 
-        if self.cache is None:
-            return
         for path, ma in list(self.by_path.items()):
             if ma is None or isinstance(ma, FrozenModule):
                 continue
