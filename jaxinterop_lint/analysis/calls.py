@@ -233,14 +233,16 @@ class CallMixin:
         donate = base.donate
         donate_names = base.donate_names
         if qn in apis.DONATING_WRAPPERS:
-            donate = donate | _ints(kw.get("donate_argnums"))
-            donate_names = donate_names | _strings(kw.get("donate_argnames"))
+            donate = donate | _literals(kw.get("donate_argnums"), cst.Integer)
+            donate_names = donate_names | _literals(kw.get("donate_argnames"), cst.SimpleString)
         return Value(kind=V.FUNC, func=replace(
             base, source=source, propagate=base.propagate or qn in apis.PROPAGATING_WRAPPERS or source is not None,
             donate=donate, donate_names=donate_names, partial_of=None))
 
 
-def _ints(arg: Optional[Arg]) -> frozenset:
+def _literals(arg: Optional[Arg], kind) -> frozenset:
+    """The constants of type ``kind`` (``cst.Integer`` or ``cst.SimpleString``) in an
+    argument written as one constant or a tuple/list of them (``donate_argnums=(0, 1)``)."""
     if arg is None:
         return frozenset()
     node = arg[1]
@@ -248,21 +250,8 @@ def _ints(arg: Optional[Arg]) -> frozenset:
     out = set()
     for it in items:
         n = it.value if isinstance(it, cst.BaseElement) else it
-        if isinstance(n, cst.Integer):
-            out.add(int(n.value, 0))
-    return frozenset(out)
-
-
-def _strings(arg: Optional[Arg]) -> frozenset:
-    if arg is None:
-        return frozenset()
-    node = arg[1]
-    items = node.elements if isinstance(node, (cst.Tuple, cst.List)) else [node]
-    out = set()
-    for it in items:
-        n = it.value if isinstance(it, cst.BaseElement) else it
-        if isinstance(n, cst.SimpleString):
-            out.add(n.evaluated_value)
+        if isinstance(n, kind):
+            out.add(int(n.value, 0) if kind is cst.Integer else n.evaluated_value)
     return frozenset(out)
 
 
