@@ -24,6 +24,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -33,6 +34,9 @@ import hypothesmith  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 import fuzzgen  # noqa: E402
+
+# hypothesmith compiles what it generates: CPython's SyntaxWarnings about it are noise.
+warnings.filterwarnings("ignore", category=SyntaxWarning)
 
 FOOTER = "\nimport torch\nt = torch.from_dlpack(x)\n"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import hypothesmith
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,9 @@ settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_
 settings.register_profile("long", max_examples=2000, deadline=None, suppress_health_check=_RELAXED)
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 CI = settings.get_profile(PROFILE)
+
+# hypothesmith compiles what it generates: CPython's SyntaxWarnings about it are noise.
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
 FOOTER = "\nimport torch\nt = torch.from_dlpack(x)\n"
 
