@@ -15,7 +15,7 @@ Usage::
     python bench/bench.py --corpus jax                # the reference corpus
     python bench/bench.py --corpus jax --scaling      # plus the 1x/4x/16x copies
     python bench/bench.py --skip-slow --runs 5        # no Fixit
-    python bench/bench.py --corpus jax --readme       # also update bench/README.md
+    python bench/bench.py --corpus jax --readme       # also update bench/README.md and README.md
 
 Every tool runs as a child process; the times include interpreter start-up,
 for the linters and for the baselines alike (the parse and hash baselines run
@@ -696,13 +696,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
     if opts.readme:
-        old = README.read_text()
-        if README_START in old and README_END in old:
-            pre, rest = old.split(README_START, 1)
-            post = rest.split(README_END, 1)[1]
-            README.write_text(f"{pre}{README_START}\n{text}\n{README_END}{post}")
-        else:
-            print(f"bench: {README} has no {README_START} marker; not updated", file=sys.stderr)
+        for readme in (README, README.parent.parent / "README.md"):
+            old = readme.read_text()
+            if README_START in old and README_END in old:
+                pre, rest = old.split(README_START, 1)
+                post = rest.split(README_END, 1)[1]
+                readme.write_text(f"{pre}{README_START}\n{text}\n{README_END}{post}")
+            else:
+                print(f"bench: {readme} has no {README_START} marker; not updated", file=sys.stderr)
     return 0
 
 

@@ -142,8 +142,10 @@ class Masker:
     def _interop(self, text: str, ids) -> bool:
         """Whether a statement names an interop API (or a name an interop import binds)."""
         pf = self.prefilter
-        return bool(pf._re.search(text) or ids & self.aliases
-                    or any(r in self.roots and names & ids for r, names in pf.pairs))
+        if ids & self.aliases or any(r in self.roots and names & ids for r, names in pf.pairs):
+            return True
+        # A word of the prefilter counts where it is used, not where a def of that name is.
+        return any(text[max(0, m.start() - 4):m.start()] != "def " for m in pf._re.finditer(text))
 
     def _class_lines(self, a: int, b: int, needed: set, callers_of) -> Optional[list]:
         """For a kept class spanning lines ``a..b``: which of its lines to keep, blanking the

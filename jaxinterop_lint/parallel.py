@@ -3,13 +3,34 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import os
+
+
+_PROJECTS: dict = {}
 
 
 def _lint_chunk(args):
+    """Lint one chunk in a worker; the worker keeps one project per root and configuration
+    across its chunks, so a module is analysed at most once per worker."""
+    from .cache import Cache
+    from .engine import new_project
     from .session import lint_files
 
     paths, config, root, force, use_cache = args
-    return lint_files(paths, config, root, force, use_cache)
+    project = None
+    if root is not None:
+        key = (root, use_cache, repr(config))
+        project = _PROJECTS.get(key)
+        if project is None:
+            project = _PROJECTS[key] = new_project(root, config, Cache(root, config) if use_cache else None)
+    return lint_files(paths, config, root, force, use_cache, project)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def map_files(files: list, config, jobs: int, root=None, force: bool = False, use_cache: bool = False):
@@ -20,8 +41,11 @@ def map_files(files: list, config, jobs: int, root=None, force: bool = False, us
     gets an error instead of results (see :func:`_isolated`).
 
     Returns ``(results in input order, exporting names, modules analysed, new cache entries)``."""
-    chunks = [files[i::jobs] for i in range(jobs)]
-    chunks = [c for c in chunks if c]
+    # Largest files first, in small chunks handed out as workers free up: the few large
+    # interop files do not all land on one worker.
+    by_size = sorted(files, key=_size, reverse=True)
+    step = max(1, len(files) // (jobs * 16))
+    chunks = [by_size[i:i + step] for i in range(0, len(by_size), step)]
     order = {p: i for i, p in enumerate(files)}
     ctx = multiprocessing.get_context("fork")
     results, names, analysed, entries = [], set(), [], {}

@@ -25,10 +25,12 @@ class Prefilter:
     def __post_init__(self):
         pattern = "|".join(sorted(re.escape(w) for w in self.standalone)) or r"(?!x)x"
         object.__setattr__(self, "_re", re.compile(pattern))
+        object.__setattr__(self, "_words", tuple(sorted(self.standalone, key=len)))
 
     def wants(self, text: str) -> bool:
         """Whether ``text`` may produce a finding and must be parsed."""
-        if self._re.search(text):
+        # Plain substring tests: faster than one alternation regex over the whole text.
+        if any(word in text for word in self._words):
             return True
         for root, names in self.pairs:
             if root in text and any(n in text for n in names):
