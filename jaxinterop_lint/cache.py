@@ -54,6 +54,17 @@ def config_key(config) -> str:
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
+_ABS: dict = {}
+
+
+def _abspath(path: str) -> str:
+    """``os.path.abspath`` memoised for the run (it asks the OS for the cwd every time)."""
+    out = _ABS.get(path)
+    if out is None:
+        out = _ABS[path] = os.path.abspath(path)
+    return out
+
+
 def digest_bytes(data: bytes) -> str:
     """The content hash used in the cache (SHA-1: hardware-accelerated where OpenSSL is)."""
     return hashlib.sha1(data).hexdigest()
@@ -84,7 +95,7 @@ class Cache:
 
         A file whose size and modification time (nanoseconds) are those recorded with its
         hash is not read again, as git and ruff do."""
-        key = os.path.abspath(path)
+        key = _abspath(path)
         if key not in self.hashes:
             try:
                 st = os.stat(key)
@@ -102,7 +113,7 @@ class Cache:
 
     def entry(self, path: str) -> Optional[dict]:
         """The valid entry of ``path``, or None."""
-        key = os.path.abspath(path)
+        key = _abspath(path)
         e = self.entries.get(key)
         if e is None or e.get("hash") != self.digest(key):
             return None

@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from typing import Optional
 
-from . import adoption, pyproject
+from . import pyproject
 from .config import Config, ConfigError
 from .engine import LintResult, lint_paths, lint_source
 from .catalog import NAMES
@@ -107,6 +107,8 @@ def adopt(args, result: LintResult) -> tuple[Optional[int], list]:
     the run is over (the baseline was written, or the noqa comments added).  Findings known to
     the baseline are removed from ``result.findings``.  Raises :class:`ConfigError` for a bad
     baseline file and :class:`OSError` when a file cannot be written."""
+    from . import adoption  # loaded only when a baseline or noqa option asks for it
+
     if args.write_baseline:
         n = adoption.write_baseline(result.findings, args.write_baseline)
         print(f"jaxinterop-lint: wrote {n} finding{'s' if n != 1 else ''} to {args.write_baseline}",

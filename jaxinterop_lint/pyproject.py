@@ -16,11 +16,6 @@ from .config import Config, ConfigError, expand_codes
 from .discover import _excluded
 from .knowledge import apis
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 TABLE = "jaxinterop-lint"
 QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 PROTOCOLS = (apis.DLPACK, apis.CAI, apis.RAW)
@@ -34,6 +29,10 @@ KNOWN_KEYS = CODE_KEYS + PATTERN_KEYS + NAME_KEYS + TABLE_KEYS
 def read_toml(path: str) -> dict:
     """Parse the TOML file ``path``; raises :class:`ConfigError` naming the file for an
     unreadable or malformed one."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -94,8 +94,10 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
     else:
         groups = {}
         by_dir: dict = {}
+        by_abs: dict = {}
         for f in files:
-            d = os.path.dirname(os.path.abspath(f))
+            d = os.path.dirname(f) or "."
+            d = by_abs.get(d) or by_abs.setdefault(d, os.path.abspath(d))
             if d not in by_dir:
                 by_dir[d] = find_root([d])
             groups.setdefault(by_dir[d], []).append(f)
