@@ -346,7 +346,9 @@ def parse_relevant(text: str, config: Config):
     masked = masker.render()
     if masked is not None:
         try:
-            return cst.parse_module(masked), masker
+            module = cst.parse_module(masked)
+            masker.text = masked
+            return module, masker
         except Exception:  # the scanner cut a statement wrongly: parse the whole text
             pass
     return parse(text, guarded=True), None
@@ -365,6 +367,7 @@ def build_analysis(text: str, path: str, config: Config, project=None,
 
     ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
     ma.masker = masker
+    ma.parsed_text = masker.text if masker is not None else text
     if project is not None and os.path.isabs(path):
         try:
             ma.display_path = os.path.relpath(path)

@@ -24,10 +24,10 @@ def always_mask(monkeypatch):
 
 
 def _findings(path):
-    return [(f.line, f.column, f.code, f.message) for f in lint_source(path.read_text(), str(path), Config()).findings]
+    return [(f.line, f.column, f.code, f.message, f.fix) for f in lint_source(path.read_text(), str(path), Config()).findings]
 
 
-def test_masking_changes_no_finding(always_mask, monkeypatch):
+def test_masking_changes_no_finding_and_no_fix(always_mask, monkeypatch):
     masked = {p: _findings(p) for p in FILES}
     monkeypatch.undo()
     monkeypatch.setattr(masking.Masker, "render", lambda self, callers_of=frozenset(), min_gain=0.3: None)

@@ -118,6 +118,7 @@ class ModuleAnalysis:
         self.analysed_count = 0
         self._positions = None
         self.masker = None
+        self.parsed_text = None
         self.display_path = path
         self.depends_on: set = set()
 

@@ -32,7 +32,10 @@ def source_of(ctx) -> str:
     """The exact text the positions of ``ctx`` refer to."""
     memo = _memo(ctx)
     if "source" not in memo:
-        text = getattr(ctx.ma, "source", None)
+        # The parsed text: with irrelevant statements blanked (masking) it differs from the
+        # file outside the kept statements, but never inside them, and lines and columns
+        # are the same, so an edit computed on it applies to the file.
+        text = getattr(ctx.ma, "parsed_text", None) or getattr(ctx.ma, "source", None)
         memo["source"] = text if text is not None else ctx.ma.module.code
     return memo["source"]
 
