@@ -5,36 +5,27 @@ discovers, reads and lints files.  Nothing else in the package parses Python.
 """
 from __future__ import annotations
 
-import ast
-import io
 import os
 import re
-import stat
-import tokenize
-import warnings
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 
 from . import prefilter as prefilter_mod
 from .config import Config
 from .finding import Finding
+from .source import (  # noqa: F401  (re-exported: the engine's public reading API)
+    LINE_SPLIT, SourceError, decode, guard, package_of, parse, read_bytes, read_source,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+    from .analysis.module import ModuleAnalysis
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 FILE_NOQA = re.compile(r"#\s*jaxinterop-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
                        re.IGNORECASE)
-LINE_SPLIT = re.compile(r"\r\n|\r|\n")
-
-
-class SourceError(Exception):
-    """A file that cannot be linted: unreadable, undecodable or not valid Python.
-    ``line``/``column`` locate the problem (1-based line, 1-based column)."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 @dataclass
@@ -61,254 +52,6 @@ class LintResult:
     files: int = 0
     analysed: int = 0
     analysed_paths: list = field(default_factory=list)   # absolute paths of modules analysed
-
-
-def decode(data: bytes, path: str = "<string>") -> str:
-    """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8).
-
-    Raises :class:`SourceError` for an unknown codec, bytes invalid in the encoding, or a NUL."""
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceError(f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}") from None
-    try:
-        text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise SourceError("source contains a NUL byte", line, 1)
-    return text
-
-
-def read_bytes(path: str) -> bytes:
-    """The bytes of the file ``path``; raises :class:`SourceError` with a readable reason.
-
-    Only regular files are read: a FIFO, a socket or a device named ``*.py`` is refused
-    without blocking (it is opened non-blocking and checked before any read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        raise SourceError("no such file (deleted, or a broken symlink)") from None
-    except IsADirectoryError:
-        raise SourceError("is a directory, not a Python file") from None
-    except PermissionError:
-        raise SourceError("permission denied") from None
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise SourceError("is a directory, not a Python file")
-        if not stat.S_ISREG(mode):
-            raise SourceError("not a regular file (a FIFO, socket or device); not read")
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            return fh.read()
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-def read_source(path: str) -> str:
-    """Read and decode a file (see :func:`read_bytes` and :func:`decode`); raises
-    :class:`SourceError` with a readable reason."""
-    return decode(read_bytes(path), path)
-
-
-# libcst's native parser overflows its stack (a segfault that kills the process) on some
-# hundreds of nested brackets or unary operators, and takes minutes on a few thousand chained
-# calls.  Texts past these cheap bounds are first checked with CPython's parser, which has
-# proper limits (200 nested brackets, 100 indentation levels, its recursion limit).
-_BRACKET = re.compile(r"[()\[\]{}]")
-_DEEP_INDENT = re.compile(r"^[ \t\f]{100,}\S", re.M)
-RISKY_DEPTH = 50          # nested brackets
-RISKY_SPAN = 2000         # characters inside one outermost bracket pair, or on one line
-MAX_TREE_DEPTH = 1000     # syntax tree levels past which a text is refused (libcst is slow on it)
-PROBE_TIMEOUT = 60.0      # seconds libcst may take on a risky text CPython cannot check
-
-
-def _shape(text: str) -> tuple:
-    """``(deepest bracket nesting, its offset, longest outermost bracketed span, its
-    offset)``, counting brackets in strings and comments too (good enough for a bound)."""
-    depth = deepest = deepest_at = span = span_at = start = 0
-    for m in _BRACKET.finditer(text):
-        if m.group() in "([{":
-            if not depth:
-                start = m.start()
-            depth += 1
-            if depth > deepest:
-                deepest, deepest_at = depth, m.start()
-        elif depth:
-            depth -= 1
-            if not depth and m.start() - start > span:
-                span, span_at = m.start() - start, start
-    if depth and len(text) - start > span:
-        span, span_at = len(text) - start, start
-    return deepest, deepest_at, span, span_at
-
-
-def _location(text: str, offset: int) -> tuple:
-    """1-based ``(line, column)`` of a character offset."""
-    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
-    return len(LINE_SPLIT.findall(text, 0, line_start)) + 1, offset - line_start + 1
-
-
-def _risk(text: str) -> Optional[tuple]:
-    """None when ``text`` is within the bounds libcst parses quickly and safely, else the
-    1-based ``(line, column)`` of the first thing past them."""
-    deepest, deepest_at, span, span_at = _shape(text)
-    if deepest > RISKY_DEPTH:
-        return _location(text, deepest_at)
-    if span > RISKY_SPAN:
-        return _location(text, span_at)
-    lines = LINE_SPLIT.split(text)
-    if max(map(len, lines)) > RISKY_SPAN:
-        line = next(i for i, t in enumerate(lines) if len(t) > RISKY_SPAN)
-        return line + 1, 1
-    m = _DEEP_INDENT.search(text)
-    return _location(text, m.start()) if m else None
-
-
-def _cpython_parse(text: str) -> ast.AST:
-    """``ast.parse`` without the SyntaxWarnings it prints about the linted code."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(text)
-
-
-def _deeper_than(tree: ast.AST, limit: int) -> bool:
-    """Whether the syntax tree ``tree`` has more than ``limit`` levels (walked without
-    recursion)."""
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return False
-
-
-def _probe_libcst(text: str) -> Optional[str]:
-    """Parse ``text`` with libcst in a forked child process: None when the child finished
-    (parsed or raised), else why the text cannot be parsed safely (the child crashed or ran
-    past :data:`PROBE_TIMEOUT`).  Without ``os.fork`` the text is refused."""
-    if not hasattr(os, "fork"):  # pragma: no cover - Windows
-        return "too deeply nested to parse safely"
-    import signal
-    import time
-
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 1
-        try:
-            import faulthandler
-
-            faulthandler.disable()  # its crash is expected: no dump on the user's stderr
-            import libcst as cst
-
-            cst.parse_module(text)
-            code = 0
-        except BaseException:
-            pass
-        os._exit(code)
-    deadline = time.monotonic() + PROBE_TIMEOUT
-    delay = 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return f"too complex to parse (gave up after {PROBE_TIMEOUT:.0f} s)"
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
-    if os.WIFSIGNALED(status):
-        return "too deeply nested: the parser cannot handle it"
-    return None
-
-
-def guard(text: str) -> None:
-    """Raise :class:`SourceError` for a text that libcst must not be given: a NUL character,
-    or nesting that CPython rejects (too many nested brackets or indentation levels, its
-    recursion limit) or that crashes or stalls libcst.  Cheap for ordinary code: CPython's
-    parser runs only on texts past the bounds of :func:`_risk`."""
-    if "\x00" in text:
-        line, col = _location(text, text.index("\x00"))
-        raise SourceError("source contains a NUL byte", line, col)
-    where = _risk(text)
-    if where is None:
-        return
-    try:
-        tree = _cpython_parse(text)
-        if _deeper_than(tree, MAX_TREE_DEPTH):
-            raise SourceError(f"too deeply nested to analyse (over {MAX_TREE_DEPTH} levels)", *where)
-        return
-    except (RecursionError, MemoryError):
-        raise SourceError("too deeply nested to parse (Python cannot compile it either)", *where) from None
-    except SyntaxError as err:
-        if err.msg.startswith("too many"):  # nested parentheses, levels of indentation
-            raise SourceError(f"syntax error: {err.msg}", err.lineno or where[0], err.offset or where[1]) from None
-    # Newer syntax than this Python's, or invalid: only libcst can tell, and it may crash.
-    why = _probe_libcst(text)
-    if why is not None:
-        raise SourceError(why, *where)
-
-
-def parse(text: str, guarded: bool = False) -> "cst.Module":
-    """Parse with libcst; raises :class:`SourceError` for invalid Python, located with
-    CPython's own message where CPython also rejects the text (it points more precisely).
-    ``guarded``: :func:`guard` was already applied to ``text``."""
-    import libcst as cst
-
-    if not guarded:
-        guard(text)
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        try:
-            _cpython_parse(text)
-        except SyntaxError as err:
-            raise SourceError(f"syntax error: {err.msg}", err.lineno or 1, err.offset or 1) from None
-        except (RecursionError, MemoryError, ValueError):
-            pass
-        raise SourceError(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1) from None
-    except RecursionError:
-        raise SourceError("too deeply nested for the parser") from None
-    except MemoryError:
-        raise SourceError("file too large to parse") from None
-
-
-def check_syntax(text: str, path: str = "<string>") -> None:
-    """Raise :class:`SourceError` when ``text`` is not valid Python, cheaply: CPython's own
-    parser first, and libcst's (which knows newer syntax than the running Python) only when
-    CPython rejects the text."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(text, path)
-        return
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
-    parse(text)
-
-
-def package_of(path: str) -> str:
-    """The dotted package a file belongs to, from the ``__init__.py`` files above it."""
-    parts = []
-    folder = os.path.dirname(os.path.abspath(path))
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
-        parts.append(os.path.basename(folder))
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    return ".".join(reversed(parts))
 
 
 def _noqa_codes(line_text: str):

@@ -100,7 +100,14 @@ def test_integration_page_matches_what_the_tests_run():
 
     import yaml
 
-    from jaxinterop_lint.pyproject import config_from_table, tomllib
+    import sys
+
+    from jaxinterop_lint.pyproject import config_from_table
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - 3.10
+        import tomli as tomllib
 
     page = (ROOT / "docs" / "integration.md").read_text(encoding="utf-8")
     (toml_block,) = re.findall(r"```toml\n(.*?)```", page, re.S)

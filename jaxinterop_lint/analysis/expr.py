@@ -104,7 +104,7 @@ class ExprMixin:
         if attr in ("addressable_shards", "global_shards"):
             return Value(kind=V.SAFE_LIST)
         if attr == "sharding" and recv.multi is not None:
-            return Value(kind=V.SHARDING, desc=f"the sharding of a multi-device array")
+            return Value(kind=V.SHARDING, desc="the sharding of a multi-device array")
         if attr in apis.SAFE_ATTRIBUTES:
             return V.SAFE_VALUE if kind != V.UNKNOWN else V.UNKNOWN_VALUE
         if kind == V.ARRAY:

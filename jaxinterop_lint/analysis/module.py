@@ -186,7 +186,7 @@ class ModuleAnalysis:
         if rec.state == "running":
             rec.recursive = True
             return rec.summary or Summary()
-        from .flow import analyse_function
+        from .functions import analyse_function
 
         for _ in range(4):
             rec.state = "running"
