@@ -412,11 +412,8 @@ def test_ffi_buffer_copies_raise_jax_error_and_are_recorded(tmp_path):
         assert [h["interop"] for h in run["hits"][:5]] == kinds
 
 
-FORK_SCRIPT = PRELUDE + """
-import os, threading
-from jaxinterop_lint import shim
-shim.install("record", "hits.jsonl")
-y = ARRAYS["sharded"]
+# Exports of ``y`` from many threads (shared with test_shim_failure.py).
+HAMMER = """
 def hammer(n):
     for _ in range(n):
         try:
@@ -427,7 +424,14 @@ def threaded(threads, per_thread):
     ts = [threading.Thread(target=hammer, args=(per_thread,)) for _ in range(threads)]
     for t in ts: t.start()
     for t in ts: t.join()
-children = []
+"""
+
+FORK_SCRIPT = PRELUDE + """
+import os, threading
+from jaxinterop_lint import shim
+shim.install("record", "hits.jsonl")
+y = ARRAYS["sharded"]
+""" + HAMMER + """children = []
 for _ in range(3):
     pid = os.fork()
     if pid == 0:

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from test_shim import REPO, xla_env
+from test_shim import HAMMER, REPO, xla_env
 
 PRELUDE = """
 import json, os, sys, threading
@@ -29,18 +29,7 @@ from jaxinterop_lint import shim
 mesh = jax.make_mesh((8,), ("d",))
 y = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("d")))
 
-def hammer(n):
-    for _ in range(n):
-        try:
-            torch.from_dlpack(y)
-        except BufferError:
-            pass
-
-def threaded(threads, per_thread):
-    ts = [threading.Thread(target=hammer, args=(per_thread,)) for _ in range(threads)]
-    for t in ts: t.start()
-    for t in ts: t.join()
-"""
+""" + HAMMER
 
 
 def _script(tmp_path, name, body):
