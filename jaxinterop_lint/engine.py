@@ -153,7 +153,7 @@ def analyse(text: str, path: str, config: Config, module: Optional["cst.Module"]
     else:
         ma = build_analysis(text, path, config, None, module)
     if getattr(ma, "masker", None) is not None:
-        exporting = {r.name.rsplit(".", 1)[-1] for r in ma.functions if r.summary is not None and r.summary.exports}
+        exporting = ma.exporting_names()
         if exporting and ma.masker.blanked_use(exporting):
             # A blanked statement calls a function that exports its parameter: the call may
             # be a finding, so this file is analysed whole.

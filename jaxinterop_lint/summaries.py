@@ -47,6 +47,10 @@ class FrozenModule:
         """Frozen records carry their summary."""
         return rec.summary
 
+    def exporting_names(self) -> frozenset:
+        """The exporting functions recorded with the summary."""
+        return frozenset(self.names)
+
     def class_attribute(self, cls, attr):
         """Values stored on ``self`` are frozen with the class."""
         return cls.attrs.get(attr)
@@ -156,8 +160,7 @@ def freeze(ma) -> dict:
         data = fz.value(v)
         if data is not None:
             names[name] = data
-    exporting = sorted({r.name.rsplit(".", 1)[-1] for r in ma.functions
-                        if r.summary is not None and r.summary.exports and r.name != "<lambda>"})
+    exporting = sorted(ma.exporting_names())
     return {"globals": names, "records": {str(k): v for k, v in fz.records.items()},
             "classes": {str(k): v for k, v in fz.classes.items()}, "exporting": exporting}
 

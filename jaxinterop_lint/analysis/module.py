@@ -16,7 +16,6 @@ import libcst as cst
 
 from ..knowledge import apis
 from . import ffi
-from .events import ExportEffect
 from .values import Value, fixpoint_key
 
 
@@ -199,10 +198,16 @@ class ModuleAnalysis:
         rec.state = "done"
         return rec.summary
 
+    def exporting_names(self) -> frozenset:
+        """Short names of this module's functions and methods that export a parameter
+        through a sink (a call of one of them can be a finding)."""
+        return frozenset(r.name.rsplit(".", 1)[-1] for r in self.functions
+                         if r.summary is not None and r.summary.exports and r.name != "<lambda>")
+
     def resolve_import(self, qualified: str) -> Value:
-        """The value an import of ``qualified`` binds: a qualified-name reference, or the
-        summary-backed value of a project module (whole-project mode).  Project names are
-        resolved lazily, when used (:meth:`project_value`), so import cycles terminate."""
+        """The value an import of ``qualified`` binds: a qualified-name reference.  Project
+        names are resolved lazily, when used (:meth:`project_value`), so import cycles
+        terminate."""
         from .values import qname
 
         return qname(qualified, via_import=True)

@@ -294,10 +294,7 @@ class Project:
         for ma in list(self.by_path.values()):
             if ma is None:
                 continue
-            out.update(getattr(ma, "names", ()))
-            for rec in ma.functions:
-                if rec.summary is not None and rec.summary.exports and rec.name != "<lambda>":
-                    out.add(rec.name.rsplit(".", 1)[-1])
+            out.update(ma.exporting_names())
         return frozenset(out)
 
 
