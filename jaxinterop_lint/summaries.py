@@ -1,10 +1,12 @@
 """Module summaries as JSON, so that the cache can stand in for a module's analysis.
 
 A frozen module keeps what other modules can see of it: its module-level names bound to
-functions (with their summaries: what they return, which parameters they export through
-which sink, which they donate), classes (methods and the values stored on ``self``), wrapped
-functions (pjit, jit with shardings, shard_map, pmap) and values (multi-device arrays,
-shardings, devices, re-exported names).  Origins are stored resolved to a path and a line.
+functions (with their summaries: what they return or yield, which parts of which parameters
+they export through which sink, which they donate, what an ``__init__`` stores on ``self``),
+classes (methods, class attributes, record fields and the values stored on ``self``),
+wrapped functions (pjit, jit with shardings, shard_map, pmap) and values (multi-device
+arrays, shardings, devices, re-exported names, structures with their parts, returned
+device-count tests).  Origins are stored resolved to a path and a line.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from .analysis.module import ClassRecord, Summary
 from .knowledge.apis import Sink
 
 _KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,
-         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE}
+         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE, V.INSTANCE}
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,8 @@ class FrozenModule:
         return frozenset(self.names)
 
     def class_attribute(self, cls, attr):
-        """Values stored on ``self`` are frozen with the class."""
-        return cls.attrs.get(attr)
+        """Values stored on ``self`` and class attributes are frozen with the class."""
+        return V.join(cls.statics.get(attr), cls.attrs.get(attr))
 
 
 @dataclass(eq=False)
@@ -86,13 +88,16 @@ class Freezer:
         return {"d": o.description, "p": owner.display_path, "l": _line(owner, o.node), "f": o.function, "s": steps}
 
     def value(self, v: Optional[V.Value], depth: int = 0):
-        if v is None or depth > 6 or v.kind not in _KEEP:
+        if v is None or depth > 8:
+            return None
+        if v.kind not in _KEEP and not v.structured and v.placed_by is None and v.guard is None \
+                and v.count_of is None:
             return None
         out = {"k": v.kind}
         if v.multi is not None:
             out["m"] = self.origin(v.multi)
         if v.deps:
-            out["deps"] = sorted(v.deps)
+            out["deps"] = sorted([p, list(path)] for p, path in v.deps)
         if v.qname:
             out["q"] = v.qname
         if v.desc:
@@ -101,6 +106,23 @@ class Freezer:
             out["rc"] = True
         if v.elements is not None:
             out["el"] = [self.value(e, depth + 1) for e in v.elements]
+        if v.parts is not None:
+            out["pt"] = [[k, self.value(p, depth + 1)] for k, p in v.parts]
+        if v.rest is not None:
+            out["r"] = self.value(v.rest, depth + 1)
+        if v.container:
+            out["c"] = v.container
+        if v.ref is not None:
+            out["ref"] = [v.ref[0], list(v.ref[1])]
+        if v.placed_by is not None:
+            (p, path), desc, node, function = v.placed_by
+            out["pb"] = [p, list(path), desc, _line(self.ma, node), function]
+        if v.guard is not None:
+            out["g"] = [[[k, "safe" if a == "safe" else "false-guard"] for k, a in refs] for refs in v.guard[:2]]
+        if v.count_of is not None:
+            out["cnt"] = v.count_of[0]
+        if v.others:
+            out["o"] = [self.value(o, depth + 1) for o in v.others]
         if v.func is not None:
             out["fn"] = self.func(v.func, depth)
         if v.cls is not None:
@@ -124,8 +146,12 @@ class Freezer:
             if summary is not None:
                 data["ret"] = self.value(summary.ret, depth + 1)
                 data["exports"] = [[e.param, e.event.consumer, e.event.sink.protocol, e.event.sink.raises,
-                                    e.event.sink.arg, e.event.sink.copy_kw] for e in summary.exports]
+                                    e.event.sink.arg, e.event.sink.copy_kw, list(e.path)] for e in summary.exports]
                 data["donates"] = sorted(summary.donates)
+                if summary.yields is not None:
+                    data["yields"] = self.value(summary.yields, depth + 1)
+                if summary.fields:
+                    data["fields"] = [[n, self.value(v, depth + 1)] for n, v in summary.fields]
             self.records[key] = data
         return str(key)
 
@@ -139,8 +165,33 @@ class Freezer:
                 "name": c.name,
                 "methods": {n: self.value(m, depth + 1) for n, m in c.methods.items()},
                 "attrs": {n: self.value(a, depth + 1) for n, a in c.attrs.items()},
+                "statics": {n: self.value(a, depth + 1) for n, a in c.statics.items()},
+                "record": _record_name(c.record),
+                "fields": list(c.fields),
             }
         return str(key)
+
+
+def _record_name(rule) -> Optional[str]:
+    """The table entry a record rule is (a decorator or base of
+    :mod:`~jaxinterop_lint.knowledge.structures`), by name, for the JSON summary."""
+    if rule is None:
+        return None
+    from .knowledge import structures as S
+
+    for table in (S.RECORD_BASES, S.DATACLASS_DECORATORS):
+        for name, entry in table.items():
+            if entry is rule or entry == rule:
+                return name
+    return "dataclasses.dataclass"
+
+
+def _record_rule(name: Optional[str]):
+    if name is None:
+        return None
+    from .knowledge import structures as S
+
+    return S.RECORD_BASES.get(name) or S.DATACLASS_DECORATORS.get(name) or S.DATACLASS_DECORATORS["dataclasses.dataclass"]
 
 
 def _line(owner, node) -> int:
@@ -193,10 +244,22 @@ class Thawer:
             return V.UNKNOWN_VALUE
         fn = self.func(d["fn"]) if "fn" in d else None
         cls = self.cls(d["cls"]) if "cls" in d else None
-        return V.Value(kind=d["k"], multi=self.origin(d.get("m")), deps=frozenset(d.get("deps", ())),
+        placed = None
+        if "pb" in d:
+            p, path, desc, line, function = d["pb"]
+            placed = ((p, tuple(path)), desc, None, function)
+        guard = None
+        if "g" in d:
+            guard = tuple(tuple((k, a) for k, a in refs) for refs in d["g"]) + (None, None)
+        return V.Value(kind=d["k"], multi=self.origin(d.get("m")), deps=_deps(d.get("deps", ())),
                        qname=d.get("q"), func=fn, desc=d.get("desc"), cls=cls,
                        removed_capsule=d.get("rc", False),
-                       elements=tuple(self.value(e) for e in d["el"]) if "el" in d else None)
+                       elements=tuple(self.value(e) for e in d["el"]) if "el" in d else None,
+                       parts=tuple((k, self.value(p)) for k, p in d["pt"]) if "pt" in d else None,
+                       rest=self.value(d["r"]) if "r" in d else None, container=d.get("c"),
+                       ref=(d["ref"][0], tuple(d["ref"][1])) if "ref" in d else None, placed_by=placed,
+                       guard=guard, count_of=(d["cnt"], None) if "cnt" in d else None,
+                       others=tuple(self.value(o) for o in d.get("o", ())))
 
     def func(self, f):
         local = self.record(f["rec"]) if f.get("rec") else None
@@ -213,12 +276,15 @@ class Thawer:
         rec = FrozenRecord(data["name"], data["params"], owner=self.module)
         self.records[key] = rec
         exports = []
-        for param, consumer, protocol, raises, arg, copy_kw in data["exports"]:
+        for param, consumer, protocol, raises, arg, copy_kw, *path in data["exports"]:
             sink = Sink(protocol, raises, arg, copy_kw)
             event = SinkEvent(Site(0), consumer, sink, V.UNKNOWN_VALUE, None, data["name"])
-            exports.append(ExportEffect(param, event))
+            exports.append(ExportEffect(param, event, tuple(path[0]) if path else ()))
         ret = self.value(data["ret"]) if data["ret"] is not None else None
-        rec.summary = Summary(ret=ret, exports=tuple(exports), donates=frozenset(data["donates"]))
+        yields = self.value(data["yields"]) if data.get("yields") is not None else None
+        fields = tuple((n, self.value(v)) for n, v in data.get("fields", ()))
+        rec.summary = Summary(ret=ret, exports=tuple(exports), donates=frozenset(data["donates"]),
+                              yields=yields, fields=fields)
         return rec
 
     def cls(self, key):
@@ -231,7 +297,15 @@ class Thawer:
         self.classes[key] = c
         c.methods = {n: self.value(m) for n, m in data["methods"].items()}
         c.attrs = {n: self.value(a) for n, a in data["attrs"].items()}
+        c.statics = {n: self.value(a) for n, a in data.get("statics", {}).items()}
+        c.record = _record_rule(data.get("record"))
+        c.fields = tuple(data.get("fields", ()))
         return c
+
+
+def _deps(items) -> frozenset:
+    """Parameter dependences from JSON: ``[param, path]`` pairs."""
+    return frozenset((d, ()) if isinstance(d, int) else (d[0], tuple(d[1])) for d in items)
 
 
 def thaw(data: dict, display_path: str, depends_on=()) -> FrozenModule:

@@ -197,8 +197,8 @@ CASES = {
         ts = [torch.from_dlpack(y) for y in ys]  # expect: JXI002
         y = jax.device_put(x, s)
         ok = [torch.from_dlpack(sh.data) for sh in y.addressable_shards]
-        conv = lambda a: torch.from_dlpack(a)
-        conv(y)  # expect: JXI002
+        conv = lambda a: torch.from_dlpack(a)  # expect: JXI002
+        conv(y)
         conv(np.ones(3))
     """,
     "loops": HEADER + """
@@ -338,8 +338,8 @@ CASES = {
     """,
     "helper_exports_its_parameter": HEADER + """
         def to_torch(a):
-            return torch.from_dlpack(a)
-        to_torch(jax.device_put(x, s))  # expect: JXI002
+            return torch.from_dlpack(a)  # expect: JXI002
+        to_torch(jax.device_put(x, s))
         to_torch(np.ones(3))
     """,
     "class_attributes_and_methods": HEADER + """

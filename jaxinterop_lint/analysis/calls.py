@@ -11,7 +11,6 @@ import libcst as cst
 from ..knowledge import apis
 from . import values as V
 from .events import FfiCopyEvent, RemovedEvent
-from .imports import dotted
 from .values import FuncInfo, Origin, Value
 
 # An evaluated argument: (value, expression node or None).
@@ -40,15 +39,7 @@ class CallMixin:
         func = node.func
         f = recv = None
         if isinstance(func, cst.Attribute):
-            key = dotted(func)
-            if key is None or self.env is None or key not in self.env:
-                r = self.eval(func.value)
-                if r.kind in (V.QNAME, V.INSTANCE, V.CLASS):
-                    self._callee = func
-                    f = self.attribute(func, r, func.attr.value)
-                    self._callee = None
-                else:
-                    recv = r
+            f, recv = self.callee_of(func, self.eval(func.value))
         if f is None and recv is None:
             f = self.eval(func)
         pos, kw = self.arguments(node)
@@ -69,6 +60,8 @@ class CallMixin:
 
     def apply(self, node, f: Value, pos: list, kw: dict) -> Value:
         """Call the value ``f`` with evaluated arguments."""
+        if f.others:
+            return self.apply_each(node, f, pos, kw)
         kind = f.kind
         if kind == V.QNAME:
             return self.library_call(node, f.qname, pos, kw)
@@ -79,11 +72,7 @@ class CallMixin:
                 self.sink(node, "a numba.cuda kernel launch", apis.KERNEL_LAUNCH_SINK, v, n)
             return V.SAFE_VALUE
         if kind == V.CLASS:
-            init = f.cls.methods.get("__init__")
-            inst = Value(kind=V.INSTANCE, cls=f.cls)
-            if init is not None:
-                self.func_call(node, replace(init.func, bound=(inst,)), pos, kw)
-            return inst
+            return self.construct(node, f.cls, pos, kw)
         return V.UNKNOWN_VALUE
 
     # -- library functions ---------------------------------------------------------------
@@ -109,6 +98,9 @@ class CallMixin:
             return self.call_sink(node, qn, sink, pos, kw)
         if first is not None and first[0].kind == V.FFI_BUFFER and qn in apis.FFI_COPYING_BY_DEFAULT | apis.FFI_COPY_IF_ASKED:
             return self.ffi_host_copy(node, qn, pos, kw)
+        structured = self.structure_call(node, qn, pos, kw)
+        if structured is not None:
+            return structured
         if qn in apis.TREE_MAPS and first is not None:
             return self.tree_map(node, qn, first, pos[1:])
         if qn == "functools.partial" and first is not None:
@@ -157,6 +149,8 @@ class CallMixin:
                 return V.as_array(first[0])
             return self.computed([v for v, _ in args])
         target = where[0]
+        if target.deps and target.multi is None:
+            return self.placed_by_parameter(node, qn, target)
         if target.kind == V.SHARDING:
             return V.multi(Origin(f"{_short(qn)} with {target.desc}", node, self.ma, self.function))
         if target.kind in (V.DEVICE,):

@@ -64,6 +64,9 @@ def _int(node):
 
 def refinements(walker, test) -> tuple[dict, dict]:
     """``(true, false)``: what holds on each branch of ``test``, as key -> SAFE / FALSE_GUARD."""
+    stored = through_values(walker, test)
+    if stored is not None:
+        return stored
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         t, f = refinements(walker, test.expression)
         return f, t
@@ -98,3 +101,99 @@ def refinements(walker, test) -> tuple[dict, dict]:
             return {}, {}
         return ({key: SAFE}, {}) if holds else ({}, {key: SAFE})
     return {}, {}
+
+
+# -- tests through values: a test kept in a variable or returned by a helper ---------------
+_TESTISH_CALLS = frozenset({"len", "isinstance", "device_count", "local_device_count"})
+
+
+def through_values(walker, test):
+    """The refinements of a test whose *value* carries a device-count test: a name bound to
+    one (``single = len(x.devices()) == 1; if single:``), a call of a helper that returns one
+    (``if is_single(x):``), or a comparison of a stored device count (``n =
+    len(x.devices()); if n == 1:``).  None when ``test`` is none of these (the syntactic forms
+    above apply)."""
+    if isinstance(test, (cst.Name, cst.Call)):
+        if isinstance(test, cst.Call) and not _cached_or_helper(walker, test):
+            return None
+        guard = walker.tested_value(test).guard
+        if guard is None or not walker.still_holds(guard[3]):
+            return None
+        return dict(guard[0]), dict(guard[1])
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        op = type(comp.operator)
+        key, number = _stored_count(walker, test.left), _int(comp.comparator)
+        if key is None:
+            key, number = _stored_count(walker, comp.comparator), _int(test.left)
+            op = _FLIP.get(op, op)
+        if key is None or number is None:
+            return None
+        holds = _OP_ONE.get(op) if number == 1 else _OP_TWO.get(op) if number == 2 else None
+        if holds is None:
+            return {}, {}
+        return ({key: SAFE}, {}) if holds else ({}, {key: SAFE})
+    return None
+
+
+def _stored_count(walker, node):
+    """The key a name or helper call holding a device count measures, or None."""
+    if not isinstance(node, cst.Name) and not (isinstance(node, cst.Call) and _cached_or_helper(walker, node)):
+        return None
+    count = walker.tested_value(node).count_of
+    if count is None or not walker.still_holds(count[1]):
+        return None
+    return count[0]
+
+
+def _cached_or_helper(walker, call) -> bool:
+    """Whether a call's value is at hand or cheap: the test just evaluated, or a call of a
+    function of this project (its summary is computed once)."""
+    cached = walker._tested
+    if cached is not None and cached[0] is call:
+        return True
+    if isinstance(call.func, cst.Name):
+        return walker.lookup(call.func.value).kind == V.FUNC
+    return False
+
+
+def stored_test(walker, node, value, returned: bool = False):
+    """``value`` (of expression ``node``, about to be bound or returned) with the
+    device-count test or count it computes attached, so that a later ``if`` on the name (or
+    on a call of the function returning it) guards like the test itself.  A bound test
+    remembers the values it measured: it guards only while they are unchanged."""
+    if value.guard is not None or value.count_of is not None:
+        return value
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if name not in _TESTISH_CALLS:
+            return value
+    elif isinstance(node, cst.UnaryOperation):
+        if not isinstance(node.operator, cst.Not):
+            return value
+    elif not isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.Attribute)):
+        return value
+    saved = walker._tested
+    walker._tested = (node, value)
+    try:
+        true, false = refinements(walker, node)
+    finally:
+        walker._tested = saved
+    count = _count_subject(walker, node) if isinstance(node, (cst.Call, cst.Attribute)) else None
+    if not true and not false and count is None:
+        return value
+
+    def snap(keys):
+        if returned:
+            return None
+        return tuple((k, walker.read_key(k)) for k in keys if k != ALL)
+
+    def marked(refs):
+        return tuple((k, a if a == SAFE or isinstance(a, tuple) else (FALSE_GUARD, node)) for k, a in refs.items())
+
+    guard = (marked(true), marked(false), node, snap(set(true) | set(false))) if true or false else None
+    counted = (count, snap([count])) if count is not None else None
+    from dataclasses import replace
+
+    return replace(value, guard=guard, count_of=counted)

@@ -17,10 +17,27 @@ from .values import Value
 @dataclass(frozen=True)
 class TryContext:
     """An enclosing ``try``: its handlers as ``(except node, caught class names or None for
-    a bare except)``."""
+    a bare except)``; ``caller`` when the ``try`` is in a function that calls the one holding
+    the export (a calling context)."""
 
     node: Any
     handlers: tuple
+    caller: bool = False
+
+
+@dataclass(frozen=True)
+class CallFrame:
+    """One call of a calling context: ``caller`` (the calling function's name,
+    ``<module>`` at module level) calls ``callee`` at ``call`` (a node of ``owner``, the
+    caller's module analysis) passing ``argument`` (the argument's node, None for a bound
+    receiver) as the callee's parameter ``param``."""
+
+    caller: str
+    callee: str
+    call: Any
+    argument: Any
+    param: str
+    owner: Any = None
 
 
 @dataclass(frozen=True)
@@ -29,9 +46,13 @@ class SinkEvent:
 
     ``node`` is the reported node (the call, the attribute); ``consumer`` the consumer as
     written in messages (``torch.from_dlpack()``); ``subject`` the source text of the
-    exported expression; ``tries`` the enclosing ``try`` contexts, innermost last; ``via`` a
-    description of the callee when the export happens inside a called function of this
-    project (the sink is then that function's, reported at the call).
+    exported expression; ``tries`` the enclosing ``try`` contexts, innermost last (those of
+    the callers of a calling context first, marked ``caller``); ``via`` a description of the
+    callee when the export happens inside a called function of another module (the sink is
+    then that function's, reported at the call); ``context`` the calling context of an export
+    inside a function of this module that a caller reaches with a multi-device value, as
+    :class:`CallFrame` records, outermost call first (the event is then at the sink inside
+    the callee, ``value`` the caller's).
     """
 
     node: Any
@@ -44,6 +65,7 @@ class SinkEvent:
     single_device_process: bool = False
     via: Optional[str] = None
     inner: Any = None
+    context: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -75,7 +97,9 @@ class FfiCopyEvent:
 
 @dataclass(frozen=True)
 class ExportEffect:
-    """In a function summary: parameter ``param`` reaches ``sink`` (event ``event``) inside."""
+    """In a function summary: the part ``path`` (a tuple of part keys, see
+    :mod:`.values`) of parameter ``param`` reaches the sink of ``event`` inside."""
 
     param: int
     event: SinkEvent
+    path: tuple = ()

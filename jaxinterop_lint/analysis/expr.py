@@ -8,9 +8,9 @@ from dataclasses import replace
 import libcst as cst
 
 from ..knowledge import apis
+from . import parts as P
 from . import values as V
 from .events import RemovedEvent, SinkEvent
-from .imports import dotted
 from .values import Value
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -68,10 +68,6 @@ class ExprMixin:
         return V.SAFE_VALUE
 
     def e_attribute(self, node: cst.Attribute) -> Value:
-        key = dotted(node)
-        env = self.env
-        if key is not None and env is not None and key in env:
-            return env[key]
         recv = self.eval(node.value)
         return self.attribute(node, recv, node.attr.value)
 
@@ -86,6 +82,11 @@ class ExprMixin:
             if self.ma.project is not None:
                 return self.ma.project_value(V.qname(qn))
             return V.qname(qn)
+        if recv.parts:
+            key = V.attr_key(attr)
+            for k, p in recv.parts:
+                if k == key:
+                    return p
         sink = apis.ATTRIBUTE_SINKS.get(attr)
         if sink is not None:
             self.sink(node, f"`{attr}`", sink, recv, node.value)
@@ -97,49 +98,55 @@ class ExprMixin:
                                          receiver=node.value))
             return V.UNKNOWN_VALUE
         if kind == V.INSTANCE:
-            return self.instance_attribute(recv, attr)
+            return self.instance_attribute(recv, attr, node)
         if kind == V.CLASS:
             method = recv.cls.methods.get(attr)
+            if method is None:
+                method = recv.cls.statics.get(attr)
             return method if method is not None else V.UNKNOWN_VALUE
+        if kind == V.ARRAY and not recv.structured:
+            special = P.array_attribute(recv, attr)
+            return special if special is not None else V.extend(recv, V.attr_key(attr))
         if attr in ("addressable_shards", "global_shards"):
             return Value(kind=V.SAFE_LIST)
-        if attr == "sharding" and recv.multi is not None:
-            return Value(kind=V.SHARDING, desc="the sharding of a multi-device array")
         if attr in apis.SAFE_ATTRIBUTES:
             return V.SAFE_VALUE if kind != V.UNKNOWN else V.UNKNOWN_VALUE
-        if kind == V.ARRAY:
-            return V.as_array(recv)
+        if recv.structured:
+            return P.read(recv, V.attr_key(attr))
         if kind in (V.SAFE, V.FOREIGN, V.FFI_BUFFER):
             return V.SAFE_VALUE if kind == V.FFI_BUFFER else recv
         return V.UNKNOWN_VALUE
 
-    def instance_attribute(self, recv: Value, attr: str) -> Value:
-        """``obj.attr`` on an instance of a class of this module: a method or a stored value."""
+    def instance_attribute(self, recv: Value, attr: str, node=None) -> Value:
+        """``obj.attr`` on an instance of a class of this module: a method (bound to ``obj``),
+        a property's value, or a stored value (see :func:`.parts.instance_attribute`)."""
         cls = recv.cls
         method = cls.methods.get(attr)
         if method is not None:
             if method.func is None:
                 return V.UNKNOWN_VALUE
             rec = method.func.local
+            receiver = (recv, node.value if isinstance(node, cst.Attribute) else None)
             if rec is not None and getattr(rec, "is_property", False):
                 summary = rec.owner.summary(rec)
                 if summary.ret is None:
                     return V.UNKNOWN_VALUE
-                return self.instantiate(summary.ret, {0: (recv, None)}, rec.name, getattr(self, "_attr_node", None))
-            return replace(method, func=replace(method.func, bound=(recv,)))
-        stored = self.ma.class_attribute(cls, attr)
-        return stored if stored is not None else V.UNKNOWN_VALUE
+                return self.instantiate(summary.ret, {0: receiver}, rec, node)
+            return replace(method, func=replace(method.func, bound=(receiver,)))
+        return P.instance_attribute(recv, attr, self.ma.class_attribute(cls, attr))
 
     def e_subscript(self, node: cst.Subscript) -> Value:
         recv = self.eval(node.value)
-        index = None
+        key = None
+        sliced = False
         for el in node.slice:
             sl = el.slice
             if isinstance(sl, cst.Index):
                 self.eval(sl.value)
-                if len(node.slice) == 1 and isinstance(sl.value, cst.Integer):
-                    index = int(sl.value.value, 0)
+                if len(node.slice) == 1:
+                    key = constant_key(sl.value)
             else:
+                sliced = True
                 self.eval_children(sl)
         kind = recv.kind
         if kind == V.DEVICE_LIST:
@@ -148,10 +155,12 @@ class ExprMixin:
             return Value(kind=V.LAUNCHER)
         if kind == V.SAFE_LIST:
             return V.SAFE_VALUE
-        if recv.elements is not None and index is not None and -len(recv.elements) <= index < len(recv.elements):
-            return recv.elements[index]
+        if recv.structured:
+            if sliced and len(node.slice) == 1:
+                return P.iterable(P.any_item(recv), recv.container or "list")
+            return P.read(recv, key) if key is not None else P.any_item(recv)
         if kind == V.ARRAY:
-            return V.as_array(recv)
+            return V.extend(recv, key if key is not None else V.ITEM)
         if kind in (V.SAFE, V.FOREIGN):
             return recv
         return V.UNKNOWN_VALUE
@@ -187,35 +196,42 @@ class ExprMixin:
     # -- containers ----------------------------------------------------------------------
     def e_sequence(self, node) -> Value:
         vals = []
+        starred = []
         for el in node.elements:
-            vals.append(self.eval(el.value))
-        joined = self.computed(vals)
-        if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-            return replace(joined, elements=tuple(vals))
-        return joined
+            v = self.eval(el.value)
+            if isinstance(el, cst.StarredElement):
+                starred.append(v)
+            else:
+                vals.append(v)
+        container = "tuple" if isinstance(node, cst.Tuple) else "list" if isinstance(node, cst.List) else "set"
+        if container != "set" and not starred:
+            return P.sequence(vals, container)
+        element = V.join_all(vals + [P.element_of(v) for v in starred]) if vals or starred else None
+        return P.iterable(element, container)
 
     def e_dict(self, node: cst.Dict) -> Value:
-        vals = []
+        parts = {}
+        rest = None
+        splats = []
         for el in node.elements:
             if isinstance(el, cst.DictElement):
                 self.eval(el.key)
-            vals.append(self.eval(el.value))
-        return self.computed(vals)
+                v = self.eval(el.value)
+                key = constant_key(el.key)
+                if key is None:
+                    rest = V.join(rest, v)
+                else:
+                    parts[key] = v
+            else:
+                splats.append(self.eval(el.value))
+        out = P.build(parts=tuple(parts.items()), rest=rest, container="dict")
+        for other in splats:
+            out = P.merged(out, other)
+        return out
 
     def element_of(self, value: Value) -> Value:
         """The value of one element when iterating over ``value``."""
-        kind = value.kind
-        if kind == V.DEVICE_LIST:
-            return Value(kind=V.DEVICE)
-        if kind == V.SAFE_LIST:
-            return V.SAFE_VALUE
-        if value.elements is not None:
-            return V.join_all(value.elements) if value.elements else V.UNKNOWN_VALUE
-        if kind == V.ARRAY:
-            return V.as_array(value)
-        if kind in (V.SAFE, V.FOREIGN):
-            return value
-        return V.UNKNOWN_VALUE
+        return P.element_of(value)
 
     def e_comprehension(self, node) -> Value:
         saved = self.env
@@ -230,12 +246,12 @@ class ExprMixin:
                 comp = comp.inner_for_in
             if isinstance(node, cst.DictComp):
                 self.eval(node.key)
-                result = self.computed((self.eval(node.value),))
+                element = self.eval(node.value)
             else:
-                result = self.computed((self.eval(node.elt),))
+                element = self.eval(node.elt)
         finally:
             self.env = saved
-        return result
+        return P.iterable(element, _COMPREHENSIONS[type(node)])
 
     def e_lambda(self, node: cst.Lambda) -> Value:
         from .module import function_record
@@ -253,8 +269,19 @@ class ExprMixin:
         inner = getattr(node, "expression", None) or getattr(node, "value", None)
         if inner is None:
             return V.UNKNOWN_VALUE
-        v = self.eval(inner)
-        return V.UNKNOWN_VALUE if isinstance(node, cst.Yield) else v
+        return self.eval(inner)
+
+    def e_yield(self, node: cst.Yield) -> Value:
+        """``yield x`` / ``yield from it``: what iterating the generator gives; the value of
+        the expression (what ``send`` passes in) is unknown."""
+        inner = node.value
+        if inner is None:
+            self.yields.append(V.SAFE_VALUE)
+        elif isinstance(inner, cst.From):
+            self.yields.append(self.element_of(self.eval(inner.item)))
+        else:
+            self.yields.append(self.eval(inner))
+        return V.UNKNOWN_VALUE
 
     # -- sinks ---------------------------------------------------------------------------
     def sink(self, node, consumer: str, sink, value: Value, subject_node, via=None, inner=None):
@@ -269,6 +296,27 @@ class ExprMixin:
                               tries=self.tries, single_device_process=bool(env.get("@single")),
                               via=via, inner=inner))
 
+
+def constant_key(node):
+    """The part key of a constant subscript or dict key (``0``, ``-1``, ``"w"``, ``True``),
+    or None when ``node`` is not a constant."""
+    if isinstance(node, cst.Integer):
+        return V.item_key(int(node.value, 0))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, cst.Integer):
+        return V.item_key(-int(node.expression.value, 0))
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = node.evaluated_value
+        except Exception:  # pragma: no cover - libcst evaluates every valid literal
+            return None
+        return V.item_key(value) if value is not None else None
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return V.item_key({"True": True, "False": False, "None": None}[node.value])
+    return None
+
+
+_COMPREHENSIONS = {cst.ListComp: "list", cst.SetComp: "set", cst.GeneratorExp: "iter", cst.DictComp: "dict"}
 
 _DISPATCH = {
     cst.Name: ExprMixin.e_name,
@@ -290,7 +338,7 @@ _DISPATCH = {
     cst.Lambda: ExprMixin.e_lambda,
     cst.NamedExpr: ExprMixin.e_named,
     cst.Await: ExprMixin.e_passthrough,
-    cst.Yield: ExprMixin.e_passthrough,
+    cst.Yield: ExprMixin.e_yield,
     cst.StarredElement: ExprMixin.e_passthrough,
     cst.Integer: ExprMixin.e_constant,
     cst.Float: ExprMixin.e_constant,

@@ -8,14 +8,17 @@ from dataclasses import replace
 import libcst as cst
 
 from ..knowledge import apis
+from ..knowledge import structures as S
 from . import conditions
+from . import parts as P
 from . import values as V
 from .calls import CallMixin
-from .events import RemovedEvent, TryContext
-from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
+from .events import RemovedEvent, SinkEvent, TryContext
+from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin, constant_key
 from .imports import dotted, import_bindings
 from .invoke import InvokeMixin
 from .module import ClassRecord, function_record
+from .structures import StructureMixin, class_record_rule
 from .values import Value
 
 SINGLE = conditions.ALL
@@ -49,9 +52,13 @@ def env_key(env):
     return frozenset((k, V.fixpoint_key(v)) for k, v in env.items())
 
 
-class Walker(ExprMixin, CallMixin, InvokeMixin):
+class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
-    names up in ``closure`` when they are not local; events go to the function record."""
+    names up in ``closure`` when they are not local; events go to the function record.
+
+    The environment maps names to values; a value stored in an attribute or an entry is a
+    part of the value bound to the name (``obj.a = v`` rebinds ``obj`` to a value whose part
+    ``.a`` is ``v``), so a binding costs the same however many names a scope has."""
 
     def __init__(self, ma, rec, env, closure, function: str):
         self.ma = ma
@@ -66,11 +73,22 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         self._callee = None
         self.donated_params = frozenset()
         self.events = rec.events if rec is not None else ma.module_events
+        self.yields = []
+        self.exits = []           # the value of ``self`` where an ``__init__`` returns
+        self.unrolling = 0
+        self._tested = None       # (test node, its value) of the test being refined
 
     # -- utilities -----------------------------------------------------------------------
     def record(self, event) -> None:
-        """Keep ``event``; a later visit of the same node (loops) replaces it."""
-        self.events[(type(event).__name__, id(event.node), id(getattr(event, "inner", None)))] = event
+        """Keep ``event``; a later visit of the same node replaces it (a loop's fixpoint only
+        grows values), except in an unrolled loop, where the values of its visits join."""
+        key = (type(event).__name__, id(event.node), id(getattr(event, "inner", None)),
+               id(event.context[0].call) if getattr(event, "context", None) else 0)
+        if self.unrolling and isinstance(event, SinkEvent):
+            old = self.events.get(key)
+            if old is not None:
+                event = replace(event, value=V.join(old.value, event.value))
+        self.events[key] = event
 
     def text(self, node) -> str:
         """The source text of ``node`` (for messages)."""
@@ -117,21 +135,36 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         self.eval(node.value)
 
     def s_assign(self, node: cst.Assign) -> None:
-        v = self.eval(node.value)
+        v = conditions.stored_test(self, node.value, self.eval(node.value))
         for t in node.targets:
             self.assign(t.target, v, node)
 
     def s_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self.assign(node.target, self.eval(node.value), node)
+            self.assign(node.target, conditions.stored_test(self, node.value, self.eval(node.value)), node)
 
     def s_augassign(self, node: cst.AugAssign) -> None:
-        v = self.computed((self.eval(node.target), self.eval(node.value)))
-        self.assign(node.target, v, node)
+        current, v = self.eval(node.target), self.eval(node.value)
+        if isinstance(node.operator, cst.AddAssign) and current.structured and current.kind != V.INSTANCE \
+                and (v.structured or current.container == "list"):
+            self.assign(node.target, P.extended(current, v), node)
+            return
+        self.assign(node.target, self.computed((current, v)), node)
 
     def s_return(self, node: cst.Return) -> None:
-        self.returns.append(self.eval(node.value) if node.value is not None else V.SAFE_VALUE)
+        if node.value is not None:
+            self.returns.append(conditions.stored_test(self, node.value, self.eval(node.value), returned=True))
+        else:
+            self.returns.append(V.SAFE_VALUE)
+        self.exit()
         self.env = None
+
+    def exit(self) -> None:
+        """Remember ``self`` where an ``__init__`` returns (its fields, for construction)."""
+        rec = self.rec
+        if rec is not None and rec.cls is not None and rec.params and rec.name.endswith("__init__") \
+                and self.env is not None:
+            self.exits.append(self.lookup(rec.params[0]))
 
     def s_raise(self, node: cst.Raise) -> None:
         if node.exc is not None:
@@ -152,14 +185,20 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
         for t in targets:
             t = t.value if isinstance(t, cst.BaseElement) else t
-            key = dotted(t)
-            if key is not None:
-                self.env.pop(key, None)
+            if isinstance(t, cst.Name):
+                self.env.pop(t.value, None)
 
     def s_assert(self, node: cst.Assert) -> None:
-        self.eval(node.test)
-        true, _ = conditions.refinements(self, node.test)
+        true, _ = self.test(node.test)
         self.refine(true, node.test)
+
+    def test(self, test) -> tuple:
+        """Evaluate an ``if``/``assert`` test; return its refinements (see :mod:`.conditions`)."""
+        self._tested = (test, self.eval(test))
+        try:
+            return conditions.refinements(self, test)
+        finally:
+            self._tested = None
 
     def s_import(self, node) -> None:
         for name, qn, is_from, alias in import_bindings(node, self.ma.package):
@@ -171,41 +210,74 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
             self.env[name] = self.ma.resolve_import(qn)
 
     def assign(self, target, v: Value, node) -> None:
-        """Bind ``target`` to ``v`` (tuple unpacking element by element when known)."""
+        """Bind ``target`` to ``v``: a name, a tuple or list of targets (unpacking element by
+        element when the elements are known, a starred target getting a list), an attribute
+        or an entry (a part of the value of the name it is read from)."""
         if isinstance(target, cst.Name):
             name = target.value
             if v.multi is not None:
                 v = replace(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
-            env = self.env
-            env[name] = v
-            prefix = name + "."
-            for k in [k for k in env if k.startswith(prefix)]:
-                del env[k]
+            self.env[name] = v
         elif isinstance(target, (cst.Tuple, cst.List)):
             els = target.elements
-            starred = any(isinstance(e, cst.StarredElement) for e in els)
-            for i, el in enumerate(els):
-                if v.elements is not None and not starred and len(v.elements) == len(els):
-                    part = v.elements[i]
-                else:
-                    part = self.element_of(v) if v.kind in (V.DEVICE_LIST, V.SAFE_LIST) else (
-                        V.as_array(v) if v.kind == V.ARRAY else v if v.kind in (V.SAFE, V.FOREIGN) else V.UNKNOWN_VALUE)
+            star = next((i for i, e in enumerate(els) if isinstance(e, cst.StarredElement)), None)
+            for el, part in zip(els, P.unpack(v, len(els), star)):
                 self.assign(el.value, part, node)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, v, node)
         elif isinstance(target, cst.Attribute):
             key = dotted(target)
-            if key is not None:
-                self.env[key] = v
-            owner = self.eval(target.value) if not isinstance(target.value, cst.Name) else self.lookup(target.value.value)
-            if owner.kind == V.INSTANCE:
+            owner = self.lookup(target.value.value) if isinstance(target.value, cst.Name) else self.eval(target.value)
+            if owner.kind == V.INSTANCE and owner.cls is not None:
                 attrs = owner.cls.attrs
-                attrs[target.attr.value] = V.join(attrs.get(target.attr.value), v)
+                attrs[target.attr.value] = V.join(attrs.get(target.attr.value), P.detach(v))
+            if key is not None:
+                self.write_key(key, v)
         elif isinstance(target, cst.Subscript):
-            key = dotted(target.value)
             self.eval_children(target)
-            if key is not None and (v.multi is not None or v.deps):
-                self.env[key] = V.join(self.lookup(key) if "." not in key else self.env.get(key), V.as_array(v))
+            key = dotted(target.value)
+            if key is None:
+                return
+            current = self.read_key(key)
+            if current.kind in (V.FOREIGN, V.DEVICE_LIST, V.SAFE_LIST, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS):
+                return
+            if current.kind == V.ARRAY and not current.structured and current.ref is None:
+                # ``y[i] = v`` on an array (``.at[].set`` in JAX, in place in NumPy): computed.
+                self.write_key(key, self.computed((current, v)))
+                return
+            index = constant_key(target.slice[0].slice.value) if len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index) else None
+            self.write_key(key, P.with_part(current, index, v) if index is not None else P.with_rest(current, v))
+
+    def read_key(self, key: str) -> Value:
+        """The value of a dotted key (``x``, ``self.params``) without recording anything."""
+        if "." not in key:
+            return self.lookup(key)
+        names = key.split(".")
+        value = self.lookup(names[0])
+        for name in names[1:]:
+            if value.kind == V.QNAME:
+                return V.UNKNOWN_VALUE
+            value = P.read(value, V.attr_key(name))
+        return value
+
+    def write_key(self, key: str, value: Value) -> None:
+        """Bind a dotted key: ``x`` itself, or the part ``.b.c`` of the value bound to ``a``
+        for ``a.b.c`` (module references, classes and functions are left as they are)."""
+        if self.env is None:
+            return
+        if "." not in key:
+            self.env[key] = value
+            return
+        names = key.split(".")
+        holders = [self.lookup(names[0])]
+        if holders[0].kind in (V.QNAME, V.CLASS, V.FUNC):
+            return
+        for name in names[1:-1]:
+            holders.append(P.read(holders[-1], V.attr_key(name)))
+        for holder, name in zip(reversed(holders), reversed(names[1:])):
+            value = P.with_part(holder, V.attr_key(name), value)
+        self.env[names[0]] = value
 
     def refine(self, refs: dict, test) -> None:
         """Apply a guard's refinements to the current environment."""
@@ -215,16 +287,33 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
             if key == SINGLE:
                 self.env[SINGLE] = V.SAFE_VALUE
             elif action == conditions.SAFE:
-                self.env[key] = V.SAFE_VALUE
+                self.write_key(key, V.SAFE_VALUE)
             else:
-                current = self.lookup(key) if "." not in key else self.env.get(key, V.UNKNOWN_VALUE)
+                node = action[1] if isinstance(action, tuple) else test
+                current = self.read_key(key)
                 if current.kind not in (V.SAFE, V.FOREIGN):
-                    self.env[key] = replace(current, false_guard=test)
+                    self.write_key(key, replace(current, false_guard=node))
+
+    def tested_value(self, node) -> Value:
+        """The value of a test expression (a name or a call) for :mod:`.conditions`: the
+        value the walk just computed for it, or a fresh evaluation."""
+        if self._tested is not None and self._tested[0] is node:
+            return self._tested[1]
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value)
+        return self.eval(node)
+
+    def still_holds(self, snapshot) -> bool:
+        """Whether the keys a stored test measured still have the values they had."""
+        for key, value in snapshot or ():
+            now = self.read_key(key)
+            if now is not value and now != value:
+                return False
+        return True
 
     # -- compound statements -------------------------------------------------------------
     def s_if(self, node: cst.If) -> None:
-        self.eval(node.test)
-        true, false = conditions.refinements(self, node.test)
+        true, false = self.test(node.test)
         saved = self.env
         self.env = dict(saved)
         self.refine(true, node.test)
@@ -262,8 +351,38 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
             self.env = join_env(self.env, b)
 
     def s_for(self, node: cst.For) -> None:
-        element = self.element_of(self.eval(node.iter))
+        iterated = self.eval(node.iter)
+        els = iterated.elements
+        if els is not None and len(els) <= S.UNROLL_LIMIT and iterated.container != "dict" and self.unrolling < 2:
+            self.unrolled(node, els)
+            return
+        element = self.element_of(iterated)
         self.loop(node, lambda: self.assign(node.target, element, node))
+
+    def unrolled(self, node: cst.For, elements: tuple) -> None:
+        """A ``for`` over a few known elements, walked once per element in order, so the
+        elements of each (``for fn, arg in ((f, a), (g, b))``) stay paired; the events of
+        the body join over the visits."""
+        breaks = []
+        self.unrolling += 1
+        try:
+            for element in elements:
+                if self.env is None:
+                    break
+                self.env = dict(self.env)
+                self.loops.append(([], []))
+                self.assign(node.target, element, node)
+                self.suite(node.body)
+                done, continues = self.loops.pop()
+                breaks.extend(done)
+                for c in continues:
+                    self.env = join_env(self.env, c)
+        finally:
+            self.unrolling -= 1
+        if node.orelse is not None and self.env is not None:
+            self.suite(node.orelse.body)
+        for b in breaks:
+            self.env = join_env(self.env, b)
 
     def s_while(self, node: cst.While) -> None:
         self.loop(node, lambda: self.eval(node.test))
@@ -360,13 +479,29 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         return name
 
     def s_class(self, node: cst.ClassDef) -> None:
-        for base in node.bases:
-            self.eval(base.value)
+        bases = [self.eval(base.value) for base in node.bases]
+        decorators = [self.eval(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                      for d in node.decorators]
         cls = ClassRecord(node, node.name.value)
         walker = Walker(self.ma, self.rec, {}, self.snapshot(), node.name.value)
         walker.events = self.events
         walker.cls = cls
-        walker.block(node.body.body if isinstance(node.body, cst.IndentedBlock) else [])
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+        walker.block(body)
+        for name, v in (walker.env or {}).items():
+            if name not in cls.methods and not name.startswith("@"):
+                cls.statics[name] = v
+        inherited = ()
+        for base in bases:
+            if base.kind == V.CLASS and base.cls is not None:
+                for name, m in base.cls.methods.items():
+                    cls.methods.setdefault(name, m)
+                for name, v in base.cls.statics.items():
+                    cls.statics.setdefault(name, v)
+        cls.record, inherited = class_record_rule(bases, decorators)
+        if cls.record is not None:
+            own = tuple(n for n in _annotated_fields(body) if n not in inherited)
+            cls.fields = inherited + own
         for name, method in cls.methods.items():
             if method.kind == V.FUNC and method.func.local is not None:
                 rec = method.func.local
@@ -374,6 +509,24 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
                     for attr in _self_writes(rec.node, rec.params[0]):
                         cls.writers.setdefault(attr, []).append(rec)
         self.env[node.name.value] = Value(kind=V.CLASS, cls=cls)
+
+
+def _annotated_fields(body) -> list:
+    """The names a class body annotates (``x: int`` or ``x: int = 0``), in order, without
+    ``ClassVar``/``InitVar`` ones and ``_: KW_ONLY``: a record's fields."""
+    out = []
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                ann = small.annotation.annotation
+                head = ann.value if isinstance(ann, cst.Subscript) else ann
+                name = dotted(head) or ""
+                if name.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY"):
+                    continue
+                out.append(small.target.value)
+    return out
 
 
 def _self_writes(fn, self_name: str):

@@ -1,8 +1,7 @@
 """Analysing one function: parameters bound to symbolic values, one walk of the body, and
-the :class:`~jaxinterop_lint.analysis.module.Summary` read off its returns and events."""
+the :class:`~jaxinterop_lint.analysis.module.Summary` read off its returns, yields, events and
+(for an ``__init__``) what it leaves on ``self``."""
 from __future__ import annotations
-
-from dataclasses import replace
 
 import libcst as cst
 
@@ -23,17 +22,16 @@ def analyse_function(ma, rec) -> Summary:
     for i, name in enumerate(rec.params):
         ann = rec.annotations[i]
         if i == 0 and rec.cls is not None:
-            env[name] = Value(kind=V.INSTANCE, cls=rec.cls)
+            env[name] = Value(kind=V.INSTANCE, cls=rec.cls, deps=frozenset({(0, ())}), ref=(0, ()))
             continue
         if (rec.ffi_shift is not None and i > rec.ffi_shift) or ma.ffi.is_buffer_annotation(ann):
             env[name] = Value(kind=V.FFI_BUFFER)
             continue
-        v = Value(kind=V.ARRAY, deps=frozenset({i}))
+        annotated = False
         if ann is not None:
             a = walker.eval(ann)
-            if a.kind == V.QNAME and a.qname in apis.ARRAY_ANNOTATIONS:
-                v = replace(v, param_array=name)
-        env[name] = v
+            annotated = a.kind == V.QNAME and a.qname in apis.ARRAY_ANNOTATIONS
+        env[name] = V.param(i, name, annotated)
     node = rec.node
     if isinstance(node, cst.Lambda):
         walker.returns.append(walker.eval(node.body))
@@ -41,10 +39,39 @@ def analyse_function(ma, rec) -> Summary:
         walker.suite(node.body)
         if walker.env is not None:
             walker.returns.append(V.SAFE_VALUE)
+            walker.exit()
     ret = V.join_all(walker.returns) if walker.returns else None
-    exports = []
-    for ev in rec.events.values():
-        if isinstance(ev, SinkEvent) and ev.value.deps and not ev.tries and not ev.single_device_process:
-            for p in ev.value.deps:
-                exports.append(ExportEffect(p, ev))
-    return Summary(ret=ret, exports=tuple(exports), donates=walker.donated_params)
+    yields = V.join_all(walker.yields) if walker.yields else None
+    fields = ()
+    if walker.exits:
+        own = V.join_all(walker.exits)
+        fields = tuple((k[1:], p) for k, p in own.parts or () if k.startswith("."))
+    return Summary(ret=ret, exports=_exports(rec.events.values()), donates=walker.donated_params,
+                   yields=yields, fields=fields)
+
+
+def _exports(events) -> tuple:
+    """The export effects of a function's events: each part of a parameter that reaches a
+    sink outside a single-device guard and outside a ``try`` that catches what it raises."""
+    out, seen = [], set()
+    for ev in events:
+        if not isinstance(ev, SinkEvent) or not ev.value.deps or ev.single_device_process:
+            continue
+        raised = ev.sink.raises
+        if ev.tries and raised is not None and any(_catches(names, raised) for t in ev.tries for _, names in t.handlers):
+            continue
+        call = id(ev.context[0].call) if ev.context else 0
+        for p, path in ev.value.deps:
+            if (p, path, id(ev.node), call) not in seen:
+                seen.add((p, path, id(ev.node), call))
+                out.append(ExportEffect(p, ev, path))
+    return tuple(out)
+
+
+def _catches(names, raised: str) -> bool:
+    """Whether an ``except`` catching ``names`` (None: bare) catches ``raised`` (the same test
+    as :func:`jaxinterop_lint.rules.base.catches`)."""
+    if names is None:
+        return True
+    bases = apis.EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
+    return any(name in bases for name in names)

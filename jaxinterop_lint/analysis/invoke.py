@@ -1,14 +1,16 @@
-"""Method calls on values, and calls of this module's own functions through their summaries."""
+"""Method calls on values, and calls of this project's own functions through their summaries:
+the returned value seen at the call, generators, exports in calling contexts, donation."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..knowledge import apis
+from . import parts as P
 from . import values as V
 from .calls import _true
-from .events import FfiCopyEvent
+from .events import CallFrame, FfiCopyEvent
 from .imports import dotted
-from .values import FuncInfo, Value
+from .values import FuncInfo, Origin, Value
 
 
 class InvokeMixin:
@@ -37,6 +39,9 @@ class InvokeMixin:
         if attr in apis.PLACEMENT_METHODS:
             where = pos[0] if pos else kw.get("device")
             return self.placed(node, f"`.{attr}()`", where, (recv, receiver_node))
+        out = self.container_method(node, recv, attr, pos, kw)
+        if out is not None:
+            return out
         if attr in apis.SAFE_METHODS:
             return V.SAFE_VALUE
         kind = recv.kind
@@ -46,13 +51,46 @@ class InvokeMixin:
             return recv
         return V.UNKNOWN_VALUE
 
-    def func_call(self, node, fi: FuncInfo, pos: list, kw: dict) -> Value:
-        """Call a function the analysis understands: a partial of a library function, a
-        wrapped function (pjit, jit, shard_map, pmap) or a def/lambda of this module."""
-        if fi.partial_of is not None:
-            merged = dict(fi.kwargs)
-            merged.update(kw)
-            return self.library_call(node, fi.partial_of, list(fi.bound) + pos, merged)
+    def callee_of(self, func, recv: Value) -> tuple:
+        """``(called value, None)`` for a call of ``recv.attr`` that calls a value (a stored
+        function, a module's function, a method of a class of this project), or ``(None,
+        recv)`` for a method call on ``recv`` (:meth:`method_call`)."""
+        attr = func.attr.value
+        if recv.parts:
+            key = V.attr_key(attr)
+            for k, p in recv.parts:
+                if k == key:
+                    return p, None
+        cls = recv.cls
+        if recv.kind in (V.INSTANCE, V.CLASS) and cls is not None and attr not in cls.methods \
+                and cls.record is not None and (attr in cls.record.methods or attr in cls.record.factories):
+            return None, recv
+        if recv.kind in (V.QNAME, V.INSTANCE, V.CLASS):
+            self._callee = func
+            try:
+                return self.attribute(func, recv, attr), None
+            finally:
+                self._callee = None
+        return None, recv
+
+    def apply_each(self, node, f: Value, pos: list, kw: dict) -> Value:
+        """Call every callable of a joined function value (``for fn in (f, g): fn(x)``)."""
+        out = None
+        for alt in (replace(f, others=()),) + f.others:
+            out = V.join(out, self.apply(node, alt, pos, kw))
+        return out if out is not None else V.UNKNOWN_VALUE
+
+    def placed_by_parameter(self, node, qn: str, target: Value) -> Value:
+        """``jax.device_put(x, s)`` where ``s`` is (a part of) a parameter: the placement is
+        made at each call, with the caller's sharding (:meth:`placed_through`)."""
+        from .calls import _short as short_name
+
+        dep = target.ref if target.ref is not None else min(target.deps)
+        return Value(kind=V.UNKNOWN, placed_by=(dep, short_name(qn), node, self.function))
+
+    def bind_args(self, fi: FuncInfo, pos: list, kw: dict) -> tuple:
+        """``(record, bind)``: the local function of ``fi`` (or None) and its parameters'
+        arguments by position, ``index -> (value, node)``."""
         args = [(v, None) if not isinstance(v, tuple) else v for v in fi.bound] + list(pos)
         rec = fi.local
         bind = dict(enumerate(args))
@@ -60,25 +98,31 @@ class InvokeMixin:
             for name, arg in kw.items():
                 if name in rec.params:
                     bind[rec.params.index(name)] = arg
+        return rec, bind
+
+    def func_call(self, node, fi: FuncInfo, pos: list, kw: dict) -> Value:
+        """Call a function the analysis understands: a partial of a library function, a
+        wrapped function (pjit, jit, shard_map, pmap) or a def/lambda of this project.  A
+        propagating wrapper (jit) returns the structure the function returns, every leaf
+        multi-device when an argument is."""
+        if fi.partial_of is not None:
+            merged = dict(fi.kwargs)
+            merged.update(kw)
+            return self.library_call(node, fi.partial_of, list(fi.bound) + pos, merged)
+        rec, bind = self.bind_args(fi, pos, kw)
         result = None
         if rec is not None:
-            summary = rec.owner.summary(rec)
-            if summary.ret is not None:
-                result = self.instantiate(summary.ret, bind, rec.name, node)
-            for effect in summary.exports:
-                arg = bind.get(effect.param)
-                if arg is not None:
-                    inner = effect.event
-                    self.sink(node, f"{rec.name}()", inner.sink, arg[0], arg[1],
-                              via=f"{rec.name}() exports it with {inner.consumer}", inner=inner)
-            for p in summary.donates:
-                if p in bind:
-                    self.donate(bind[p][1], node)
+            result = self.call_local(node, rec, bind)
         if fi.source is not None:
             callee = self.text(node.func) if hasattr(node, "func") else (rec.name if rec else "it")
-            result = V.multi(replace(fi.source, description=f"{callee}() is a {fi.source.description}"))
+            source = V.multi(replace(fi.source, description=f"{callee}() is a {fi.source.description}"))
+            result = source if result is None or not result.structured else P.map_leaves(result, lambda _: source)
         elif fi.propagate:
-            result = V.join(result, self.computed([v for v, _ in bind.values()] + [v for v, _ in kw.values()]))
+            args = self.computed([v for v, _ in bind.values()] + [v for v, _ in kw.values()])
+            if result is None:
+                result = args
+            elif args.multi is not None or args.deps:
+                result = P.map_leaves(result, lambda leaf: V.join(V.as_array(leaf), args))
         for i in fi.donate:
             if i in bind:
                 self.donate(bind[i][1], node)
@@ -89,35 +133,171 @@ class InvokeMixin:
                 self.donate(bind[rec.params.index(name)][1], node)
         return result if result is not None else V.UNKNOWN_VALUE
 
-    def instantiate(self, ret: Value, bind: dict, name: str, node) -> Value:
-        """A callee's returned value seen at a call with arguments ``bind``."""
-        if ret.elements is not None:
-            return replace(ret, elements=tuple(self.instantiate(e, bind, name, node) for e in ret.elements),
-                           deps=frozenset(), multi=ret.multi)
+    def call_local(self, node, rec, bind: dict):
+        """Call the project function ``rec`` with ``bind``: its returned value (an iterator
+        of what it yields for a generator), its exports seen with these arguments, its
+        donations.  Returns the value, or None when it never returns."""
+        summary = rec.owner.summary(rec)
+        result = None
+        if summary.ret is not None:
+            result = self.instantiate(summary.ret, bind, rec, node)
+        if summary.yields is not None:
+            result = P.iterable(self.instantiate(summary.yields, bind, rec, node), "iter")
+        for effect in summary.exports:
+            self.export_at_call(node, rec, bind, effect)
+        for p in summary.donates:
+            if p in bind:
+                self.donate(bind[p][1], node)
+        return result
+
+    def export_at_call(self, node, rec, bind: dict, effect) -> None:
+        """A call passes ``bind`` to ``rec``, which exports a part of a parameter (``effect``).
+        In this module the export is recorded at the sink inside ``rec`` with the caller's
+        value, ``try`` blocks and process guard (a calling context, PLAN decision 1); for a
+        function of another module it is recorded at the call, naming the callee."""
+        arg = bind.get(effect.param)
+        if arg is None:
+            return
+        value = P.read_path(arg[0], effect.path)
+        inner = effect.event
+        if rec.owner is not self.ma or getattr(rec, "node", None) is None:
+            self.sink(node, f"{rec.name}()", inner.sink, value, arg[1],
+                      via=f"{rec.name}() exports it with {inner.consumer}", inner=inner)
+            return
+        if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE) and value.donated is None:
+            return
+        if value.multi is None and not value.deps and value.donated is None and value.false_guard is None:
+            return
+        name = rec.params[effect.param] if effect.param < len(rec.params) else "?"
+        if value.multi is not None:
+            value = replace(value, multi=value.multi.step(f"passed to {_short(rec.name)}() as `{name}`", node, self.ma))
+        frame = CallFrame(self.function, rec.name, node, arg[1], name, self.ma)
+        env = self.env or {}
+        event = replace(inner, value=replace(value, param_array=None),
+                        tries=tuple(replace(t, caller=True) for t in self.tries) + inner.tries,
+                        single_device_process=inner.single_device_process or bool(env.get("@single")),
+                        context=(frame,) + inner.context, via=None, inner=None)
+        self.record(event)
+
+    def instantiate(self, ret: Value, bind: dict, rec, node) -> Value:
+        """A callee's returned (or yielded, or stored) value seen at a call with arguments
+        ``bind``: a parameter's part is the argument's part itself, structures are rebuilt
+        part by part, dependences become the arguments' values, a placement on a parameter's
+        sharding is made, a returned device-count test guards the arguments."""
+        name = _short(getattr(rec, "name", "?"))
+        if ret.ref is not None:
+            arg = bind.get(ret.ref[0])
+            base = P.read_path(arg[0], ret.ref[1]) if arg is not None else V.UNKNOWN_VALUE
+            if base.multi is not None:
+                base = replace(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
+            for k, p in ret.parts or ():
+                base = P.with_part(base, k, self.instantiate(p, bind, rec, node))
+            return base
+        if ret.structured:
+            elements = None if ret.elements is None else tuple(self.instantiate(e, bind, rec, node) for e in ret.elements)
+            parts = None if ret.parts is None else tuple((k, self.instantiate(p, bind, rec, node)) for k, p in ret.parts)
+            rest = None if ret.rest is None else self.instantiate(ret.rest, bind, rec, node)
+            return P.build(elements, parts, rest, kind=V.INSTANCE if ret.kind == V.INSTANCE else None,
+                           cls=ret.cls, container=ret.container)
         out = None
         if ret.multi is not None:
             out = V.multi(ret.multi.step(f"returned by {name}()", node, self.ma))
-        for d in ret.deps:
-            arg = bind.get(d)
+        for p, path in ret.deps:
+            arg = bind.get(p)
             if arg is None:
                 continue
-            v = V.as_array(arg[0])
+            v = V.as_array(P.read_path(arg[0], path))
             if v.multi is not None:
                 v = replace(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
             out = V.join(out, v)
+        if ret.placed_by is not None:
+            out = V.join(out, self.placed_through(ret.placed_by, bind, rec, node))
+        guard = self.map_guard(ret, bind, rec, node)
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE):
-                return replace(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None)
-            return V.UNKNOWN_VALUE
+                out = replace(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
+                              placed_by=None, guard=None, count_of=None)
+            elif guard is None:
+                return V.UNKNOWN_VALUE
+            else:
+                out = V.SAFE_VALUE
+        if guard is not None:
+            out = replace(out, guard=guard[0], count_of=guard[1])
         return out
+
+    def placed_through(self, placed_by: tuple, bind: dict, rec, node):
+        """``jax.device_put(x, s)`` inside a callee where ``s`` is (a part of) a parameter:
+        what the caller's argument makes of it."""
+        (p, path), desc, where, function = placed_by
+        arg = bind.get(p)
+        if arg is None:
+            return None
+        target = P.read_path(arg[0], path)
+        if target.kind == V.SHARDING:
+            owner = getattr(rec, "owner", None)
+            local = owner is self.ma and where is not None
+            origin = Origin(f"{desc} with {target.desc}", where if local else node, self.ma if local else self.ma,
+                            function if local else self.function)
+            return V.multi(origin.step(f"{_short(rec.name)}() called with `{self.text(arg[1])}`", node, self.ma))
+        if target.kind == V.DEVICE:
+            return V.SAFE_VALUE
+        return None
+
+    def map_guard(self, ret: Value, bind: dict, rec, node):
+        """``(guard, count_of)`` of a returned device-count test, its keys (rooted at the
+        callee's parameters) rewritten as the caller's argument expressions; None if none."""
+        if ret.guard is None and ret.count_of is None:
+            return None
+        params = list(getattr(rec, "params", ()))
+        local = getattr(rec, "owner", None) is self.ma
+
+        def key_of(key):
+            if key == "@single":
+                return key
+            root, dot, rest = key.partition(".")
+            if root not in params:
+                return None
+            arg = bind.get(params.index(root))
+            text = dotted(arg[1]) if arg is not None and arg[1] is not None else None
+            return None if text is None else text + dot + rest
+
+        def refs(items):
+            out = []
+            for key, action in items:
+                k = key_of(key)
+                if k is None:
+                    continue
+                if action != "safe":
+                    original = action[1] if isinstance(action, tuple) else None
+                    action = ("false-guard", original if local and original is not None else node)
+                out.append((k, action))
+            return tuple(out)
+
+        guard = None
+        if ret.guard is not None:
+            true, false = refs(ret.guard[0]), refs(ret.guard[1])
+            if true or false:
+                guard = (true, false, node, None)
+        count = None
+        if ret.count_of is not None:
+            k = key_of(ret.count_of[0])
+            count = (k, None) if k is not None else None
+        if guard is None and count is None:
+            return None
+        return guard, count
 
     def donate(self, arg_node, call_node) -> None:
         """Mark the variable passed as ``arg_node`` as donated to ``call_node``."""
         key = dotted(arg_node) if arg_node is not None else None
         if key is None or self.env is None:
             return
-        current = self.lookup(key) if "." not in key else self.env.get(key, V.UNKNOWN_VALUE)
-        self.env[key] = replace(current, donated=call_node)
+        current = self.read_key(key)
+        self.write_key(key, replace(current, donated=call_node))
         if current.deps and self.rec is not None:
-            self.donated_params |= current.deps
+            self.donated_params |= frozenset(p for p, _ in current.deps)
+
+
+def _short(name: str) -> str:
+    """A function's name as messages write it (``Trainer.export`` stays qualified)."""
+    return name

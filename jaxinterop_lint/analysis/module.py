@@ -24,29 +24,41 @@ class Summary:
     """What a call of a function does, in terms of its parameters.
 
     ``ret`` is the joined returned value (None: never returns normally); ``exports`` the
-    parameters that reach a sink unguarded; ``donates`` parameters donated to a jitted call.
+    parts of parameters that reach a sink unguarded (:class:`~.events.ExportEffect`);
+    ``donates`` parameters donated to a jitted call; ``yields`` the joined value the function
+    yields when it is a generator (None otherwise: iterating a call's result gives it);
+    ``fields`` for an ``__init__``, the values it leaves in ``self.<name>`` as
+    ``((name, value), ...)`` in terms of its parameters.
     """
 
     ret: Optional[Value] = None
     exports: tuple = ()
     donates: frozenset = frozenset()
+    yields: Optional[Value] = None
+    fields: tuple = ()
 
     def key(self):
         """Comparable form for the recursion fixpoint."""
-        return (fixpoint_key(self.ret), tuple(sorted((e.param, id(e.event.node)) for e in self.exports)),
-                self.donates)
+        return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node)) for e in self.exports)),
+                self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields))
 
 
 @dataclass(eq=False)
 class ClassRecord:
-    """A class of this module: its methods by name, and the values its methods store on
-    ``self`` (joined over all methods), filled on demand."""
+    """A class of this module: its methods by name, the values its methods store on
+    ``self`` (joined over all methods, filled on demand), the values its body binds
+    (``statics``: class attributes), and when it is a record (a dataclass, a NamedTuple, a
+    ``TrainState``...) its ``record`` rule (:class:`~jaxinterop_lint.knowledge.structures.Record`)
+    and ``fields`` in order."""
 
     node: Any
     name: str
     methods: dict = field(default_factory=dict)
     writers: dict = field(default_factory=dict)   # attribute -> [FunctionRecord]
     attrs: dict = field(default_factory=dict)
+    statics: dict = field(default_factory=dict)
+    record: Any = None
+    fields: tuple = ()
 
 
 @dataclass(eq=False)
@@ -221,10 +233,13 @@ class ModuleAnalysis:
 
     # -- classes -------------------------------------------------------------------------
     def class_attribute(self, cls: ClassRecord, attr: str) -> Optional[Value]:
-        """The value methods of ``cls`` store in ``self.<attr>``, analysing the writers first."""
+        """The value methods of ``cls`` store in ``self.<attr>`` (analysing the writers first),
+        joined with the class attribute of that name."""
         for writer in cls.writers.get(attr, ()):
             writer.owner.summary(writer)
-        return cls.attrs.get(attr)
+        from .values import join
+
+        return join(cls.statics.get(attr), cls.attrs.get(attr))
 
     def is_removed_attribute_receiver(self, value: Value) -> bool:
         """Whether ``value.device_buffer`` is a removed-API use: not on known non-JAX objects,

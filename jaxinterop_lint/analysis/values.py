@@ -1,10 +1,19 @@
 """The abstract values of the provenance analysis.
 
 A :class:`Value` says what the analysis knows of a Python value at one program point: whether
-it may be a multi-device ``jax.Array`` (and where that came from), whether it depends on the
-enclosing function's parameters (for summaries), or what other interesting thing it is (a
-qualified name, a sharding, a device, a wrapped function, an FFI buffer, ...).  Unknown is not
-multi-device: a finding needs a known source (design.md).
+it may be a multi-device ``jax.Array`` (and where that came from), which parts of the
+enclosing function's parameters it depends on (for summaries), what other interesting thing
+it is (a qualified name, a sharding, a device, a wrapped function, an FFI buffer, ...), and
+the values of its *parts*: the elements of a tuple or list of known length (``elements``),
+entries and attributes by constant key (``parts``) and the join of everything stored at
+unknown positions (``rest``).  A part keeps its own provenance: a safe part next to a
+multi-device one stays safe.  Unknown is not multi-device: a finding needs a known source
+(design.md).
+
+Part keys are strings: ``".name"`` for an attribute or field, ``"[" + repr(constant)`` for an
+entry or element read with a constant subscript, :data:`ANY` for "some element" of an
+iteration, :data:`ITEM` for an entry read with a subscript that is not a constant.  A *path* is a tuple of keys; parameter dependences are
+``(parameter index, path)`` pairs, so a summary says which part of a parameter reaches a sink.
 """
 from __future__ import annotations
 
@@ -28,6 +37,30 @@ FFI_BUFFER = "ffi-buffer"
 CAPSULE = "capsule"      # a DLPack capsule
 INSTANCE = "instance"    # an instance of a class of this module: ``cls`` holds it
 CLASS = "class"
+
+ANY = "*"                # the key of "some element" of an iteration (a dict's keys)
+ITEM = "[*"              # the key of an entry or element read with a subscript that is not constant
+MAX_PATH = 4             # parameter paths longer than this are cut (reads of the prefix are joins)
+MAX_DEPTH = 5            # structures nested deeper than this keep only their joined summary
+MAX_PARTS = 48           # keyed parts kept per value; more fold into ``rest``
+MAX_OTHERS = 8           # alternative callables kept by a joined function value
+
+
+def attr_key(name: str) -> str:
+    """The part key of attribute or field ``name``."""
+    return "." + name
+
+
+def item_key(constant) -> str:
+    """The part key of a constant subscript (``d["w"]``, ``t[0]``)."""
+    return "[" + repr(constant)
+
+
+def index_of(key: str) -> Optional[int]:
+    """The integer of an item key written for an int constant (``"[0"``, ``"[-1"``), else None."""
+    if len(key) > 1 and key[0] == "[" and (key[1:].isdigit() or (key[1] == "-" and key[2:].isdigit())):
+        return int(key[1:])
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,9 +92,10 @@ class FuncInfo:
     qualified name; ``source`` an :class:`Origin` when every call returns a multi-device value
     (pjit, shard_map, pmap, jit with shardings); ``propagate`` when a call returns a
     multi-device value exactly when an argument is one (plain jit); ``donate`` the donated
-    positions and ``donate_names`` the donated parameter names; ``bound`` how many leading
-    parameters are already bound (``functools.partial``, a bound method); ``kwargs`` the
-    keyword arguments bound by ``functools.partial`` of a library function.
+    positions and ``donate_names`` the donated parameter names; ``bound`` the leading
+    arguments already bound (``functools.partial``, a bound method), each a value or a
+    ``(value, node)`` pair; ``kwargs`` the keyword arguments bound by ``functools.partial`` of
+    a library function.
     """
 
     local: Any = None
@@ -77,7 +111,18 @@ class FuncInfo:
 
 @dataclass(frozen=True)
 class Value:
-    """An abstract value.  See the module docstring; every field has a neutral default."""
+    """An abstract value.  See the module docstring; every field has a neutral default.
+
+    ``ref`` is ``(parameter, path)`` when the value *is* that part of a parameter (not a
+    computation on it), so that a summary's returned value can be the caller's argument
+    itself, structure included.  ``guard`` is a stored device-count test ``(true refinements,
+    false refinements, test node, snapshot)`` and ``count_of`` ``(key, snapshot)`` a stored
+    device count (see :mod:`.conditions`); ``placed_by`` ``((parameter, path), description,
+    node, function)`` a placement on a sharding that a parameter supplies; ``others`` the
+    further callables of a joined function or class value; ``container`` what built a
+    structured value (``"list"``, ``"tuple"``, ``"dict"``, ``"set"``, ``"iter"``: iterating a
+    dict gives its keys).
+    """
 
     kind: str = UNKNOWN
     multi: Optional[Origin] = None
@@ -88,15 +133,29 @@ class Value:
     donated: Any = None                 # the call node that donated this value
     false_guard: Any = None             # the is_fully_* test node guarding it (JXI006)
     param_array: Optional[str] = None   # the annotated parameter's name (JXI009)
-    elements: Optional[tuple] = None    # tuple values, element by element
+    elements: Optional[tuple] = None    # a sequence of known length, element by element
+    parts: Optional[tuple] = None       # ((key, Value), ...): entries and attributes by constant key
+    rest: Optional["Value"] = None      # the join of the parts at unknown keys or positions
+    ref: Optional[tuple] = None
+    guard: Optional[tuple] = field(default=None, compare=False)
+    count_of: Optional[tuple] = field(default=None, compare=False)
+    placed_by: Optional[tuple] = None
+    others: tuple = ()
+    container: Optional[str] = None     # "list", "tuple", "dict", "set", "iter" for built containers
     cls: Any = None
     removed_capsule: bool = False
+    depth: int = field(default=0, compare=False)
     via_import: bool = field(default=False, compare=False)
 
     @property
     def is_multi(self) -> bool:
         """True when the value may be a multi-device JAX array (known source)."""
         return self.multi is not None
+
+    @property
+    def structured(self) -> bool:
+        """True when the value knows some of its parts."""
+        return self.elements is not None or self.parts is not None or self.rest is not None
 
 
 UNKNOWN_VALUE = Value()
@@ -114,12 +173,26 @@ def qname(name: str, via_import: bool = False) -> Value:
     return Value(kind=QNAME, qname=name, via_import=via_import)
 
 
+def param(index: int, name: str, annotated_array: bool = False) -> Value:
+    """The symbolic value of parameter ``index`` (``name``) at the start of its function."""
+    where = ((index, ()),)
+    return Value(kind=ARRAY, deps=frozenset(where), ref=where[0], param_array=name if annotated_array else None)
+
+
+def _interesting(v: Optional[Value]) -> bool:
+    return v is not None and (v.multi is not None or bool(v.deps) or v.donated is not None
+                              or v.false_guard is not None or v.placed_by is not None)
+
+
 def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     """The value on either of two paths (None: the path does not reach here).
 
     Multi-device wins (keeping the first origin); parameter dependences are united; a
-    donation, a false guard or an annotated parameter on either path is kept.  Two values of
-    different kinds that are not arrays join to unknown.
+    donation, a false guard or an annotated parameter on either path is kept; parts are
+    joined part by part (a part one side lacks reads as that side's unknown element).  Two
+    values of different kinds that are not arrays join to unknown, except that an instance
+    joined with an unstructured value stays an instance, and two different callables of the
+    same kind keep both (``others``).
     """
     if a is None:
         return b
@@ -128,24 +201,86 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     if a == b:
         return a
     multi_origin = a.multi or b.multi
-    deps = a.deps | b.deps
+    deps = a.deps | b.deps if b.deps else a.deps
+    others = ()
     if a.kind == b.kind and a.kind not in (ARRAY, UNKNOWN, SAFE):
         kind = a.kind
         base = a if a.multi or not b.multi else b
+        if kind in (FUNC, CLASS) and (a.func != b.func or a.cls is not b.cls):
+            first, second = (a, b) if base is a else (b, a)
+            others = _alternatives(first, second)
+    elif a.kind == INSTANCE and not b.structured and b.kind in (SAFE, UNKNOWN, ARRAY):
+        kind, base = INSTANCE, a
+    elif b.kind == INSTANCE and not a.structured and a.kind in (SAFE, UNKNOWN, ARRAY):
+        kind, base = INSTANCE, b
     elif multi_origin is not None or deps:
         kind, base = ARRAY, Value(kind=ARRAY)
     elif {a.kind, b.kind} <= {SAFE, FOREIGN}:
         kind, base = SAFE, SAFE_VALUE
     else:
         kind, base = UNKNOWN, UNKNOWN_VALUE
+    elements = parts = rest = None
+    depth = 0
+    if a.structured or b.structured:
+        elements, parts, rest = _join_structure(a, b)
+        depth = max(a.depth, b.depth)
+    return Value(
+        kind=kind, multi=multi_origin, deps=deps, qname=base.qname, func=base.func, desc=base.desc,
+        donated=a.donated or b.donated, false_guard=a.false_guard or b.false_guard,
+        param_array=a.param_array or b.param_array, elements=elements, parts=parts, rest=rest,
+        ref=a.ref if a.ref == b.ref else None,
+        guard=a.guard if a.guard is not None and a.guard == b.guard else None,
+        count_of=a.count_of if a.count_of is not None and a.count_of == b.count_of else None,
+        placed_by=a.placed_by if a.placed_by == b.placed_by else (a.placed_by or b.placed_by),
+        others=others, container=_container(a, b), cls=base.cls, removed_capsule=a.removed_capsule and b.removed_capsule, depth=depth,
+    )
+
+
+def _container(a: Value, b: Value) -> Optional[str]:
+    if a.container == b.container:
+        return a.container
+    if not b.structured:
+        return a.container
+    if not a.structured:
+        return b.container
+    return None
+
+
+def _alternatives(first: Value, second: Value) -> tuple:
+    out = list(first.others)
+    for v in (replace(second, others=()),) + second.others:
+        if v != replace(first, others=()) and v not in out and len(out) < MAX_OTHERS:
+            out.append(v)
+    return tuple(out)
+
+
+def _join_structure(a: Value, b: Value):
+    """``(elements, parts, rest)`` of the join of ``a`` and ``b``, one of them structured."""
+    if not b.structured or not a.structured:
+        s, u = (a, b) if a.structured else (b, a)
+        g = generic(u)
+        if not _interesting(g):
+            return s.elements, s.parts, s.rest
+        elements = None if s.elements is None else tuple(join(e, g) for e in s.elements)
+        parts = None if s.parts is None else tuple((k, join(p, g)) for k, p in s.parts)
+        return elements, parts, join(s.rest, g)
+    rest = join(a.rest, b.rest)
     elements = None
     if a.elements is not None and b.elements is not None and len(a.elements) == len(b.elements):
         elements = tuple(join(x, y) for x, y in zip(a.elements, b.elements))
-    return replace(
-        base, kind=kind, multi=multi_origin, deps=deps,
-        donated=a.donated or b.donated, false_guard=a.false_guard or b.false_guard,
-        param_array=a.param_array or b.param_array, elements=elements,
-    )
+    else:
+        for e in (a.elements or ()) + (b.elements or ()):
+            rest = join(rest, e)
+    parts = None
+    if a.parts is not None or b.parts is not None:
+        if a.parts is None or b.parts is None:
+            parts = a.parts if b.parts is None else b.parts
+        else:
+            merged = dict(a.parts)
+            for k, p in b.parts:
+                merged[k] = join(merged.get(k), p)
+            parts = tuple(merged.items())
+    return elements, parts, rest
 
 
 def join_all(values) -> Value:
@@ -163,13 +298,51 @@ def as_array(value: Value) -> Value:
         if value.kind in (SAFE, FOREIGN):
             return SAFE_VALUE
         return UNKNOWN_VALUE
+    if value.kind == ARRAY and value.ref is None and not value.structured and value.placed_by is None \
+            and value.false_guard is None and value.donated is None and value.func is None \
+            and value.guard is None and value.count_of is None:
+        return value
     return Value(kind=ARRAY, multi=value.multi, deps=value.deps, param_array=value.param_array)
+
+
+def extend(value: Value, key: str) -> Value:
+    """The part ``key`` of an unstructured value: a host object's parts are host objects, a
+    device list's elements devices; an array's part is an array whose parameter paths grow
+    by ``key`` (so a summary knows which part of a parameter is read)."""
+    kind = value.kind
+    if kind in (SAFE, FOREIGN):
+        return value if not value.structured else SAFE_VALUE
+    if kind == DEVICE_LIST:
+        return Value(kind=DEVICE)
+    if kind == SAFE_LIST:
+        return SAFE_VALUE
+    if value.multi is None and not value.deps and not value.param_array:
+        return UNKNOWN_VALUE
+    deps = frozenset((p, path + (key,)) if len(path) < MAX_PATH else (p, path) for p, path in value.deps)
+    ref = None
+    if value.ref is not None and len(value.ref[1]) < MAX_PATH:
+        ref = (value.ref[0], value.ref[1] + (key,))
+    return Value(kind=ARRAY, multi=value.multi, deps=deps, ref=ref, param_array=value.param_array)
+
+
+def generic(value: Value) -> Optional[Value]:
+    """What a part of ``value`` that it does not list reads as: its ``rest`` when it is
+    structured (None: nothing else), otherwise its unknown element (:func:`extend` with
+    :data:`ANY`)."""
+    if value.structured:
+        return value.rest
+    return extend(value, ANY)
 
 
 def fixpoint_key(value: Optional[Value]):
     """A comparable summary of a value for loop and summary fixpoints (ignores origins)."""
     if value is None:
         return None
-    return (value.kind, value.multi is not None, value.deps, value.qname,
-            value.donated is not None, value.false_guard is not None, value.param_array,
-            None if value.elements is None else tuple(fixpoint_key(e) for e in value.elements))
+    if not value.structured and not value.others:
+        return (value.kind, value.multi is not None, value.deps, value.qname, value.donated is not None,
+                value.false_guard is not None, value.param_array, value.ref, value.placed_by is not None)
+    return (value.kind, value.multi is not None, value.deps, value.qname, value.donated is not None,
+            value.false_guard is not None, value.param_array, value.ref, value.placed_by is not None,
+            None if value.elements is None else tuple(fixpoint_key(e) for e in value.elements),
+            None if value.parts is None else tuple((k, fixpoint_key(p)) for k, p in value.parts),
+            fixpoint_key(value.rest), len(value.others))

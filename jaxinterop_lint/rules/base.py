@@ -121,6 +121,9 @@ class Rule:
                 **extra) -> Finding:
         """Build a finding of this rule at ``node``."""
         line, col, end_line, end_col = ctx.position(node)
+        context = getattr(event, "context", ())
+        if context:
+            extra.setdefault("callers", tuple(frame.caller for frame in context))
         return Finding(path=ctx.path, line=line, column=col, end_line=end_line, end_column=end_col,
                        code=self.code, name=self.name, message=message, provenance=tuple(provenance),
                        fix=fix, function=getattr(event, "function", ""),
@@ -141,6 +144,10 @@ def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
     ``JXI008`` when the value was donated; for a multi-device value ``handled`` when an
     enclosing ``try`` catches what JAX raises, ``JXI007`` (at the innermost handler) when
     enclosing ``try`` blocks catch nothing of it, else the protocol's rule; None otherwise.
+    The ``try`` blocks of a calling context's callers count too (innermost first), but a
+    caller's handler that catches the error only as ``Exception``, ``BaseException`` or with
+    a bare ``except`` is an error barrier around a call, not a fallback for the export: the
+    export still fails, so it is reported at the sink.
     """
     value = event.value
     if value.donated is not None:
@@ -149,11 +156,23 @@ def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
         return None, None
     raised = event.sink.raises
     if raised is not None and event.tries:
-        for ctx in event.tries:
-            if any(catches(names, raised) for _, names in ctx.handlers):
-                return "handled", event.node
+        for ctx in reversed(event.tries):
+            for _, names in ctx.handlers:
+                if catches(names, raised):
+                    if getattr(ctx, "caller", False) and not names_error(names, raised):
+                        return PROTOCOL_RULE[event.sink.protocol], event.node
+                    return "handled", event.node
         return "JXI007", event.tries[-1].handlers[0][0]
     return PROTOCOL_RULE[event.sink.protocol], event.node
+
+
+def names_error(handler_names, raised: str) -> bool:
+    """Whether an ``except`` clause names ``raised`` or a base of it narrower than
+    ``Exception`` (``except (BufferError, ValueError)``, ``except RuntimeError``)."""
+    if handler_names is None:
+        return False
+    bases = EXCEPTION_BASES.get(raised, (raised,))
+    return any(name in bases and name not in ("Exception", "BaseException") for name in handler_names)
 
 
 def describe_raise(sink) -> str:

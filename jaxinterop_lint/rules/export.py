@@ -14,7 +14,10 @@ def export_message(event: SinkEvent, ctx: RuleContext) -> str:
     subject = ctx.text(event.subject)
     origin = event.value.multi
     source = f"{origin.description}, {ctx.where(origin)}"
-    if event.via:
+    if event.context:
+        head = (f"{event.consumer} cannot export `{subject}`: it spans several devices "
+                f"{calling_context(event, ctx)} ({source})")
+    elif event.via:
         head = (f"{event.consumer} cannot take `{subject}`: {event.via}, and `{subject}` spans "
                 f"several devices ({source})")
     else:
@@ -22,6 +25,18 @@ def export_message(event: SinkEvent, ctx: RuleContext) -> str:
     owner = subject if _simple(event.subject) else f"({subject})"
     return (f"{head} and {describe_raise(event.sink)}; use {owner}.addressable_shards or "
             f"jax.device_put({subject}, device)")
+
+
+def calling_context(event: SinkEvent, ctx: RuleContext) -> str:
+    """``when f() is called from main() at line 88 with `state``` for the outermost call of
+    an export's calling context (the call where the multi-device value enters)."""
+    frame = event.context[0]
+    if frame.argument is not None:
+        argument = ctx.text(frame.argument)
+    else:
+        argument = frame.param
+    where = f"from {frame.caller}() " if frame.caller and frame.caller != "<module>" else ""
+    return f"when {frame.callee}() is called {where}at line {ctx.line(frame.call)} with `{argument}`"
 
 
 def _simple(node) -> bool:

@@ -1,0 +1,263 @@
+"""Call semantics of structures: records (dataclasses, NamedTuples, flax ``TrainState``,
+classes whose ``__init__`` stores its parameters), their construction and ``replace``;
+container methods (``append``, ``update``, ``get``, ``items``...) and the iteration builtins
+(``zip``, ``enumerate``, ``next``...).  The tables are in
+:mod:`jaxinterop_lint.knowledge.structures`; the pure part operations in :mod:`.parts`."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..knowledge import structures as S
+from . import parts as P
+from . import values as V
+from .imports import dotted
+from .values import Value
+
+
+def class_record_rule(bases: list, decorators: list) -> tuple:
+    """``(Record or None, inherited fields)`` of a class with these evaluated bases and
+    decorators: a record decorator, a record base of a library, or a local record base."""
+    rule, inherited = None, ()
+    for d in decorators:
+        if d.kind == V.QNAME and d.qname in S.DATACLASS_DECORATORS:
+            rule = S.DATACLASS_DECORATORS[d.qname]
+    for b in bases:
+        if b.kind == V.QNAME and b.qname in S.RECORD_BASES:
+            base_rule = S.RECORD_BASES[b.qname]
+            rule, inherited = _merge(rule, base_rule), base_rule.fields
+        elif b.kind == V.CLASS and b.cls is not None and b.cls.record is not None:
+            rule, inherited = _merge(rule, b.cls.record), b.cls.fields
+    return rule, tuple(inherited)
+
+
+def _merge(own, base):
+    if own is None:
+        return base
+    return S.Record(fields=base.fields, tuple_like=base.tuple_like or own.tuple_like,
+                    methods={**base.methods, **own.methods}, factories={**base.factories, **own.factories})
+
+
+class StructureMixin:
+    """Construct and update records and containers (a mixin of the walker)."""
+
+    # -- records ---------------------------------------------------------------------------
+    def library_class(self, qn: str):
+        """The class record standing for the library record class ``qn`` in this module."""
+        from .module import ClassRecord
+
+        table = self.ma.__dict__.setdefault("_library_classes", {})
+        cls = table.get(qn)
+        if cls is None:
+            rule = S.LIBRARY_RECORDS[qn]
+            cls = table[qn] = ClassRecord(None, qn.rsplit(".", 1)[-1], record=rule, fields=rule.fields)
+        return cls
+
+    def construct(self, node, cls, pos: list, kw: dict) -> Value:
+        """``Cls(...)``: an instance whose fields are what ``__init__`` stores on ``self``
+        (a user ``__init__``) or the arguments bound to the record's fields in order."""
+        init = cls.methods.get("__init__")
+        if init is not None and init.kind == V.FUNC and init.func is not None and init.func.local is not None:
+            inst = Value(kind=V.INSTANCE, cls=cls)
+            rec, bind = self.bind_args(init.func, [(inst, None)] + list(pos), kw)
+            self.call_local(node, rec, bind)
+            summary = rec.owner.summary(rec)
+            fields = {name: self.instantiate(v, bind, rec, node) for name, v in summary.fields}
+            return P.instance(cls, fields)
+        if cls.record is None:
+            return Value(kind=V.INSTANCE, cls=cls)
+        fields = {}
+        for name in cls.fields:
+            default = cls.statics.get(name)
+            fields[name] = default if default is not None and default.kind not in (V.FUNC, V.CLASS) else V.UNKNOWN_VALUE
+        for name, (v, _) in zip(cls.fields, pos):
+            fields[name] = v
+        for name, (v, _) in kw.items():
+            if name in fields or not cls.fields:
+                fields[name] = v
+        return self.record_instance(cls, fields)
+
+    def record_instance(self, cls, fields: dict) -> Value:
+        """An instance of record ``cls`` with ``fields`` (a NamedTuple's are its elements too)."""
+        positional = None
+        if cls.record is not None and cls.record.tuple_like:
+            positional = tuple(fields.get(n, V.UNKNOWN_VALUE) for n in cls.fields)
+        return P.instance(cls, fields, positional)
+
+    def update(self, node, recv: Value, cls, rule: S.Update, pos: list, kw: dict) -> Value:
+        """Apply a record method or factory rule: a changed copy of ``recv`` (or, for a
+        factory, a new instance of ``cls``)."""
+        consumed = {src[1:] for _, srcs in rule.derived for src in srcs if src.startswith("=")}
+        changes = {}
+        if rule.keywords or rule.new:
+            for name, (v, _) in kw.items():
+                if rule.new or name not in consumed:
+                    changes[name] = v
+        for name in rule.constants:
+            changes[name] = V.SAFE_VALUE
+        for name, srcs in rule.derived:
+            vals = []
+            for src in srcs:
+                if src.startswith("="):
+                    if src[1:] in kw:
+                        vals.append(kw[src[1:]][0])
+                elif recv is not None:
+                    vals.append(P.read(recv, V.attr_key(src)))
+            changes[name] = self.computed(vals)
+        if rule.new or recv is None:
+            return self.record_instance(cls, changes) if cls is not None else V.UNKNOWN_VALUE
+        return self.replaced(recv, changes)
+
+    def replaced(self, recv: Value, changes: dict) -> Value:
+        """``recv`` with the fields ``changes`` replaced (``dataclasses.replace``)."""
+        out = recv
+        cls = recv.cls if recv.kind == V.INSTANCE else None
+        tuple_fields = cls.fields if cls is not None and cls.record is not None and cls.record.tuple_like else ()
+        for name, v in changes.items():
+            out = P.with_part(out, V.attr_key(name), v)
+            if name in tuple_fields:
+                out = P.with_part(out, V.item_key(tuple_fields.index(name)), v)
+        return out
+
+    def record_method(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Optional[Value]:
+        """``obj.replace(...)``, ``obj._replace(...)``, ``state.apply_gradients(...)`` on a
+        record the class does not define them for; None for other methods."""
+        cls = recv.cls
+        rule = cls.record if cls is not None else None
+        if rule is None or attr not in rule.methods:
+            return None
+        return self.update(node, recv, cls, rule.methods[attr], pos, kw)
+
+    def class_call(self, node, cls, attr: str, pos: list, kw: dict) -> Optional[Value]:
+        """``Cls.create(...)``: a record factory of the class (``TrainState.create``)."""
+        rule = cls.record
+        if rule is None or attr not in rule.factories:
+            return None
+        return self.update(node, None, cls, rule.factories[attr], pos, kw)
+
+    # -- library calls ---------------------------------------------------------------------
+    def structure_call(self, node, qn: str, pos: list, kw: dict) -> Optional[Value]:
+        """A library call that builds, copies or iterates a structure; None for any other."""
+        op = S.ITERATION_CALLS.get(qn)
+        if op is not None:
+            return self.iteration(op, pos, kw)
+        first = pos[0][0] if pos else None
+        if qn in S.REPLACE_FUNCTIONS and first is not None:
+            return self.replaced(first, {name: v for name, (v, _) in kw.items()})
+        if qn in S.IDENTITY_CALLS:
+            return first if first is not None else P.build(parts=tuple((V.item_key(k), v) for k, (v, _) in kw.items()),
+                                                          container="dict")
+        if qn in S.LIBRARY_RECORDS:
+            return self.construct(node, self.library_class(qn), pos, kw)
+        owner, _, attr = qn.rpartition(".")
+        if owner in S.LIBRARY_RECORDS:
+            return self.class_call(node, self.library_class(owner), attr, pos, kw)
+        return None
+
+    def iteration(self, op: str, pos: list, kw: dict) -> Value:
+        """The iteration builtin ``op`` (see :data:`~jaxinterop_lint.knowledge.structures.ITERATION_CALLS`)."""
+        args = [v for v, _ in pos]
+        first = args[0] if args else None
+        if op == "dict":
+            out = P.build(parts=(), container="dict")
+            if first is not None:
+                if first.container == "dict" or first.kind == V.INSTANCE:
+                    out = P.merged(out, first)
+                else:
+                    out = P.with_rest(out, P.read(P.element_of(first), V.item_key(1)))
+            for name, (v, _) in kw.items():
+                out = P.with_part(out, V.item_key(name), v)
+            return out
+        if first is None:
+            return P.sequence((), "list" if op != "tuple" else "tuple") if op in ("list", "tuple") \
+                else P.iterable(None, "set" if op == "set" else "iter")
+        els = first.elements if first.container != "dict" else None
+        if op in ("list", "tuple", "iter"):
+            if els is not None:
+                return P.sequence(els, op if op != "iter" else "iter")
+            return P.iterable(P.element_of(first), op if op != "iter" else "iter")
+        if op == "reversed":
+            return P.sequence(tuple(reversed(els)), "iter") if els is not None else P.iterable(P.element_of(first))
+        if op == "enumerate":
+            if els is not None:
+                return P.sequence(tuple(P.sequence((V.SAFE_VALUE, e)) for e in els), "iter")
+            return P.iterable(P.sequence((V.SAFE_VALUE, P.element_of(first))))
+        if op == "zip":
+            if all(a.elements is not None and a.container != "dict" for a in args):
+                n = min(len(a.elements) for a in args)
+                return P.sequence(tuple(P.sequence(tuple(a.elements[i] for a in args)) for i in range(n)), "iter")
+            return P.iterable(P.sequence(tuple(P.element_of(a) for a in args)))
+        if op == "next":
+            out = P.element_of(first)
+            return V.join(out, args[1]) if len(args) > 1 else out
+        if op == "filter":
+            return P.iterable(P.element_of(args[1]) if len(args) > 1 else V.UNKNOWN_VALUE, "iter")
+        if op == "chain":
+            return P.iterable(V.join_all(P.element_of(a) for a in args), "iter")
+        return P.iterable(P.element_of(first), "list" if op == "sorted" else "set" if op == "set" else "iter")
+
+    # -- container methods -----------------------------------------------------------------
+    def container_method(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Optional[Value]:
+        """``recv.attr(...)`` for the container methods of the table; mutations rebind the
+        receiver (``outs.append(y)``).  None when ``attr`` is not one, or ``recv`` is a
+        foreign object or an array."""
+        if recv.kind == V.INSTANCE:
+            return self.record_method(node, recv, attr, pos, kw)
+        if recv.kind == V.CLASS and recv.cls is not None:
+            return self.class_call(node, recv.cls, attr, pos, kw)
+        op = S.CONTAINER_METHODS.get(attr)
+        if op is None or recv.kind in (V.FOREIGN, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS, V.DEVICE,
+                                       V.SHARDING, V.CAPSULE, V.KERNEL):
+            return None
+        if recv.kind == V.ARRAY and not recv.structured and recv.ref is None and op in S.MUTATING:
+            return None
+        args = [v for v, _ in pos]
+        key = None
+        if pos and op in ("get", "pop", "setdefault"):
+            from .expr import constant_key
+
+            key = constant_key(pos[0][1]) if pos[0][1] is not None else None
+        if op in S.MUTATING:
+            new, result = self.mutated(op, recv, args, kw, key)
+            target = dotted(node.func.value)
+            if target is not None:
+                self.write_key(target, new)
+            return result
+        if op in ("get", "pop"):
+            found = P.read(recv, key) if key is not None else (
+                P.any_item(recv) if args or op == "get" else P.element_of(recv))
+            return V.join(found, args[1]) if len(args) > 1 else found
+        if op == "values":
+            return P.values_of(recv)
+        if op == "items":
+            return P.items_of(recv)
+        if op == "keys":
+            return P.iterable(V.SAFE_VALUE, "list")
+        return recv  # copy
+
+    def mutated(self, op: str, recv: Value, args: list, kw: dict, key) -> tuple:
+        """``(new receiver, call result)`` of a mutating container method."""
+        if op == "append":
+            return (P.append(recv, args[0]) if args else recv), V.SAFE_VALUE
+        if op == "extend":
+            return (P.extended(recv, args[0]) if args else recv), V.SAFE_VALUE
+        if op == "insert":
+            if len(args) < 2:
+                return recv, V.SAFE_VALUE
+            new = P.with_rest(P.rebuild(recv, None, recv.parts, V.join(recv.rest, P.any_item(recv)))
+                              if recv.elements else recv, args[1])
+            return new, V.SAFE_VALUE
+        if op == "update":
+            new = recv
+            for other in args:
+                new = P.merged(new, other)
+            for name, (v, _) in kw.items():
+                new = P.with_part(new, V.item_key(name), v)
+            return new, V.SAFE_VALUE
+        # setdefault(key, default)
+        default = args[1] if len(args) > 1 else V.SAFE_VALUE
+        if key is not None:
+            present = next((p for k, p in recv.parts or () if k == key), None)
+            if present is not None:
+                return recv, present
+            return P.with_part(recv, key, default), default
+        return P.with_rest(recv, default), V.join(P.any_item(recv), default)

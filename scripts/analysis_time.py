@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Time the analysis of the jax wheel's interop files in one process (issue 12's
+"no slower per file" check).
+
+The files are those of the installed ``jax`` package that name an interop word (the subset
+``bench/bench.py`` times with ``--jobs 1``) and that the linter's prefilter parses.  Each file
+is linted with :func:`jaxinterop_lint.lint_source` (no project, no cache), ``--runs`` times;
+the script prints the number of files, the best total over the runs and the time per file.
+
+Usage: python scripts/analysis_time.py [--runs 5] [--root DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import time
+
+INTEROP_WORDS = re.compile(
+    rb"dlpack|cuda_array_interface|unsafe_buffer_pointer|cupy|torch|numba|pycuda|"
+    rb"buffer_callback|__array_interface__|tensorflow"
+)
+
+
+def files_of(root: str) -> list:
+    """The ``.py`` files under ``root`` that name an interop word, sorted."""
+    out = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as fh:
+                    if INTEROP_WORDS.search(fh.read()):
+                        out.append(path)
+    return sorted(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--root", help="package folder (default: the installed jax)")
+    args = ap.parse_args()
+    from jaxinterop_lint import Config, lint_source
+    from jaxinterop_lint.engine import _prefilter_for
+
+    root = args.root
+    if root is None:
+        import importlib.util
+
+        root = os.path.dirname(importlib.util.find_spec("jax").origin)
+    config = Config()
+    texts = [(p, open(p, encoding="utf-8").read()) for p in files_of(root)]
+    parsed = [(p, t) for p, t in texts if _prefilter_for(config).wants(t)]
+    best = None
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        for path, text in texts:
+            lint_source(text, path, config)
+        took = time.perf_counter() - start
+        best = took if best is None else min(best, took)
+    print(f"{len(texts)} files ({len(parsed)} parsed): best of {args.runs} runs {best:.3f} s, "
+          f"{1000 * best / len(texts):.1f} ms per file, {1000 * best / max(1, len(parsed)):.1f} ms per parsed file")
+
+
+if __name__ == "__main__":
+    main()
