@@ -23,6 +23,9 @@ _IMPORT = re.compile(r"(?:import|from)\s")
 _FROM_NAMES = re.compile(r"\b([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?")
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+# Classes hold what their instances are given (records of arrays), and helpers that count
+# devices are guards: kept code that uses either needs it (issue 12, the value model).
+_HOLDS_OR_GUARDS = re.compile(r"^(?:@[^\n]*\n)*class\s|\bdevices\(|\bdevice_set\b|\bnum_devices\b|\bdevice_count\(")
 
 
 def _statements(lines: list) -> Optional[list]:
@@ -129,7 +132,8 @@ class Masker:
         # use one that does (fixpoint).  Only those are kept for the names kept code uses.
         from .prefilter import SOURCE_RE
 
-        self.carrying = [d and (b or bool(SOURCE_RE.search(c))) for d, b, c in zip(self.is_def, self.base, chunks)]
+        self.carrying = [d and (b or bool(SOURCE_RE.search(c)) or bool(_HOLDS_OR_GUARDS.search(c)))
+                         for d, b, c in zip(self.is_def, self.base, chunks)]
         carried = set().union(*(self.defines[i] for i, c in enumerate(self.carrying) if c))
         grew = True
         while grew:

@@ -246,7 +246,7 @@ class Thawer:
         cls = self.cls(d["cls"]) if "cls" in d else None
         placed = None
         if "pb" in d:
-            p, path, desc, line, function = d["pb"]
+            p, path, desc, _line_no, function = d["pb"]
             placed = ((p, tuple(path)), desc, None, function)
         guard = None
         if "g" in d:

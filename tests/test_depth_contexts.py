@@ -285,3 +285,27 @@ def test_module_level_caller_is_named_as_such():
         """)
     (f,) = lint(code)
     assert "when to_torch() is called at line 13 with `jax.device_put(x, s)`" in f.message
+
+
+def test_a_context_added_by_another_module_is_resolved_by_function_and_export():
+    """Phase B's extension point: an importer holds no node of this module; it adds a
+    context keyed by the callee's qualified name and the export's index."""
+    from jaxinterop_lint import Config
+    from jaxinterop_lint.analysis import values as V
+    from jaxinterop_lint.analysis.contexts import ContextEntry
+    from jaxinterop_lint.analysis.events import CallFrame
+    from jaxinterop_lint.engine import build_analysis, rule_findings
+
+    code = with_header("""
+        class Bridge:
+            def export(self, a):
+                return torch.from_dlpack(a)
+        """)
+    ma = build_analysis(code, "bridge.py", Config(), whole=True)
+    assert rule_findings(ma, "bridge.py")[0] == []
+    origin = V.Origin("jax.device_put with NamedSharding", None, None, "main")
+    entry = ContextEntry(value=V.multi(origin), tries=(), single_device_process=False,
+                         frames=(CallFrame("main", "Bridge.export", None, None, "a", None),))
+    ma.contexts.add("Bridge.export", 0, ("other.py", "main", 7), entry)
+    (event,) = [e for e in ma.events if e.context]
+    assert ma.position(event.node)[0] == 13 and event.value.is_multi

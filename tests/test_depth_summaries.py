@@ -3,7 +3,6 @@ fields, placements by a parameter and returned device-count tests, both live and
 into the cache and thawed (``summaries.freeze`` / ``thaw``)."""
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 

@@ -105,6 +105,7 @@ def refinements(walker, test) -> tuple[dict, dict]:
 
 # -- tests through values: a test kept in a variable or returned by a helper ---------------
 _TESTISH_CALLS = frozenset({"len", "isinstance", "device_count", "local_device_count"})
+_TEST_NODES = frozenset({cst.Comparison, cst.BooleanOperation, cst.Attribute})
 
 
 def through_values(walker, test):
@@ -113,14 +114,15 @@ def through_values(walker, test):
     (``if is_single(x):``), or a comparison of a stored device count (``n =
     len(x.devices()); if n == 1:``).  None when ``test`` is none of these (the syntactic forms
     above apply)."""
-    if isinstance(test, (cst.Name, cst.Call)):
-        if isinstance(test, cst.Call) and not _cached_or_helper(walker, test):
+    kind = type(test)
+    if kind is cst.Name or kind is cst.Call:
+        if kind is cst.Call and not _cached_or_helper(walker, test):
             return None
         guard = walker.tested_value(test).guard
         if guard is None or not walker.still_holds(guard[3]):
             return None
         return dict(guard[0]), dict(guard[1])
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if kind is cst.Comparison and len(test.comparisons) == 1:
         comp = test.comparisons[0]
         op = type(comp.operator)
         key, number = _stored_count(walker, test.left), _int(comp.comparator)
@@ -138,7 +140,8 @@ def through_values(walker, test):
 
 def _stored_count(walker, node):
     """The key a name or helper call holding a device count measures, or None."""
-    if not isinstance(node, cst.Name) and not (isinstance(node, cst.Call) and _cached_or_helper(walker, node)):
+    kind = type(node)
+    if kind is not cst.Name and not (kind is cst.Call and _cached_or_helper(walker, node)):
         return None
     count = walker.tested_value(node).count_of
     if count is None or not walker.still_holds(count[1]):
@@ -152,7 +155,7 @@ def _cached_or_helper(walker, call) -> bool:
     cached = walker._tested
     if cached is not None and cached[0] is call:
         return True
-    if isinstance(call.func, cst.Name):
+    if type(call.func) is cst.Name:
         return walker.lookup(call.func.value).kind == V.FUNC
     return False
 
@@ -164,15 +167,16 @@ def stored_test(walker, node, value, returned: bool = False):
     remembers the values it measured: it guards only while they are unchanged."""
     if value.guard is not None or value.count_of is not None:
         return value
-    if isinstance(node, cst.Call):
+    kind = type(node)
+    if kind is cst.Call:
         func = node.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
         if name not in _TESTISH_CALLS:
             return value
-    elif isinstance(node, cst.UnaryOperation):
-        if not isinstance(node.operator, cst.Not):
+    elif kind is cst.UnaryOperation:
+        if type(node.operator) is not cst.Not:
             return value
-    elif not isinstance(node, (cst.Comparison, cst.BooleanOperation, cst.Attribute)):
+    elif kind not in _TEST_NODES:
         return value
     saved = walker._tested
     walker._tested = (node, value)
@@ -180,7 +184,7 @@ def stored_test(walker, node, value, returned: bool = False):
         true, false = refinements(walker, node)
     finally:
         walker._tested = saved
-    count = _count_subject(walker, node) if isinstance(node, (cst.Call, cst.Attribute)) else None
+    count = _count_subject(walker, node) if kind is cst.Call or kind is cst.Attribute else None
     if not true and not false and count is None:
         return value
 
@@ -194,6 +198,4 @@ def stored_test(walker, node, value, returned: bool = False):
 
     guard = (marked(true), marked(false), node, snap(set(true) | set(false))) if true or false else None
     counted = (count, snap([count])) if count is not None else None
-    from dataclasses import replace
-
-    return replace(value, guard=guard, count_of=counted)
+    return V.evolve(value, guard=guard, count_of=counted)

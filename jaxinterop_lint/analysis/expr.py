@@ -14,6 +14,7 @@ from .events import RemovedEvent, SinkEvent
 from .values import Value
 
 BUILTIN_NAMES = frozenset(dir(builtins))
+_BUILTINS = {name: V.qname("builtins." + name) for name in BUILTIN_NAMES}
 
 
 class ExprMixin:
@@ -50,9 +51,8 @@ class ExprMixin:
             if value.via_import and self.ma.project is not None:
                 return self.ma.project_value(value)
             return value
-        if name in BUILTIN_NAMES:
-            return V.qname("builtins." + name)
-        return V.UNKNOWN_VALUE
+        builtin = _BUILTINS.get(name)
+        return builtin if builtin is not None else V.UNKNOWN_VALUE
 
     # -- atoms ---------------------------------------------------------------------------
     def e_name(self, node: cst.Name) -> Value:
@@ -132,7 +132,7 @@ class ExprMixin:
                 if summary.ret is None:
                     return V.UNKNOWN_VALUE
                 return self.instantiate(summary.ret, {0: receiver}, rec, node)
-            return replace(method, func=replace(method.func, bound=(receiver,)))
+            return V.evolve(method, func=replace(method.func, bound=(receiver,)))
         return P.instance_attribute(recv, attr, self.ma.class_attribute(cls, attr))
 
     def e_subscript(self, node: cst.Subscript) -> Value:

@@ -77,13 +77,13 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
         self.exits = []           # the value of ``self`` where an ``__init__`` returns
         self.unrolling = 0
         self._tested = None       # (test node, its value) of the test being refined
+        self.context_events = []  # the calling contexts this walk added (for the summary)
 
     # -- utilities -----------------------------------------------------------------------
     def record(self, event) -> None:
         """Keep ``event``; a later visit of the same node replaces it (a loop's fixpoint only
         grows values), except in an unrolled loop, where the values of its visits join."""
-        key = (type(event).__name__, id(event.node), id(getattr(event, "inner", None)),
-               id(event.context[0].call) if getattr(event, "context", None) else 0)
+        key = (type(event).__name__, id(event.node), id(getattr(event, "inner", None)))
         if self.unrolling and isinstance(event, SinkEvent):
             old = self.events.get(key)
             if old is not None:
@@ -216,7 +216,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
         if isinstance(target, cst.Name):
             name = target.value
             if v.multi is not None:
-                v = replace(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
+                v = V.evolve(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
             self.env[name] = v
         elif isinstance(target, (cst.Tuple, cst.List)):
             els = target.elements
@@ -292,7 +292,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
                 node = action[1] if isinstance(action, tuple) else test
                 current = self.read_key(key)
                 if current.kind not in (V.SAFE, V.FOREIGN):
-                    self.write_key(key, replace(current, false_guard=node))
+                    self.write_key(key, V.evolve(current, false_guard=node))
 
     def tested_value(self, node) -> Value:
         """The value of a test expression (a name or a call) for :mod:`.conditions`: the

@@ -46,7 +46,8 @@ def analyse_function(ma, rec) -> Summary:
     if walker.exits:
         own = V.join_all(walker.exits)
         fields = tuple((k[1:], p) for k, p in own.parts or () if k.startswith("."))
-    return Summary(ret=ret, exports=_exports(rec.events.values()), donates=walker.donated_params,
+    return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
+                   donates=walker.donated_params,
                    yields=yields, fields=fields)
 
 

@@ -8,6 +8,7 @@ from ..knowledge import apis
 from . import parts as P
 from . import values as V
 from .calls import _true
+from .contexts import ContextEntry
 from .events import CallFrame, FfiCopyEvent
 from .imports import dotted
 from .values import FuncInfo, Origin, Value
@@ -76,7 +77,7 @@ class InvokeMixin:
     def apply_each(self, node, f: Value, pos: list, kw: dict) -> Value:
         """Call every callable of a joined function value (``for fn in (f, g): fn(x)``)."""
         out = None
-        for alt in (replace(f, others=()),) + f.others:
+        for alt in (V.evolve(f, others=()),) + f.others:
             out = V.join(out, self.apply(node, alt, pos, kw))
         return out if out is not None else V.UNKNOWN_VALUE
 
@@ -143,18 +144,19 @@ class InvokeMixin:
             result = self.instantiate(summary.ret, bind, rec, node)
         if summary.yields is not None:
             result = P.iterable(self.instantiate(summary.yields, bind, rec, node), "iter")
-        for effect in summary.exports:
-            self.export_at_call(node, rec, bind, effect)
+        for index, effect in enumerate(summary.exports):
+            self.export_at_call(node, rec, bind, effect, index)
         for p in summary.donates:
             if p in bind:
                 self.donate(bind[p][1], node)
         return result
 
-    def export_at_call(self, node, rec, bind: dict, effect) -> None:
-        """A call passes ``bind`` to ``rec``, which exports a part of a parameter (``effect``).
-        In this module the export is recorded at the sink inside ``rec`` with the caller's
-        value, ``try`` blocks and process guard (a calling context, PLAN decision 1); for a
-        function of another module it is recorded at the call, naming the callee."""
+    def export_at_call(self, node, rec, bind: dict, effect, index: int) -> None:
+        """A call passes ``bind`` to ``rec``, which exports a part of a parameter (``effect``,
+        the ``index``-th export of its summary).  In this module the export is a calling
+        context of the sink inside ``rec`` (PLAN decision 1), added to the module's
+        :class:`~.contexts.ContextTable` with the caller's value, ``try`` blocks and process
+        guard; for a function of another module it is recorded at the call, naming the callee."""
         arg = bind.get(effect.param)
         if arg is None:
             return
@@ -170,26 +172,28 @@ class InvokeMixin:
             return
         name = rec.params[effect.param] if effect.param < len(rec.params) else "?"
         if value.multi is not None:
-            value = replace(value, multi=value.multi.step(f"passed to {_short(rec.name)}() as `{name}`", node, self.ma))
-        frame = CallFrame(self.function, rec.name, node, arg[1], name, self.ma)
+            value = V.evolve(value, multi=value.multi.step(f"passed to {rec.name}() as `{name}`", node, self.ma))
         env = self.env or {}
-        event = replace(inner, value=replace(value, param_array=None),
-                        tries=tuple(replace(t, caller=True) for t in self.tries) + inner.tries,
-                        single_device_process=inner.single_device_process or bool(env.get("@single")),
-                        context=(frame,) + inner.context, via=None, inner=None)
-        self.record(event)
+        entry = ContextEntry(value=V.evolve(value, param_array=None),
+                             tries=tuple(replace(t, caller=True) for t in self.tries),
+                             single_device_process=bool(env.get("@single")),
+                             frames=(CallFrame(self.function, rec.name, node, arg[1], name, self.ma),),
+                             inner=inner)
+        self.ma.contexts.add(rec.name, index, (self.function, id(node), effect.param), entry,
+                             join=bool(self.unrolling))
+        self.context_events.append(entry.event(inner))
 
     def instantiate(self, ret: Value, bind: dict, rec, node) -> Value:
         """A callee's returned (or yielded, or stored) value seen at a call with arguments
         ``bind``: a parameter's part is the argument's part itself, structures are rebuilt
         part by part, dependences become the arguments' values, a placement on a parameter's
         sharding is made, a returned device-count test guards the arguments."""
-        name = _short(getattr(rec, "name", "?"))
+        name = getattr(rec, "name", "?")
         if ret.ref is not None:
             arg = bind.get(ret.ref[0])
             base = P.read_path(arg[0], ret.ref[1]) if arg is not None else V.UNKNOWN_VALUE
             if base.multi is not None:
-                base = replace(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
+                base = V.evolve(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
             for k, p in ret.parts or ():
                 base = P.with_part(base, k, self.instantiate(p, bind, rec, node))
             return base
@@ -208,7 +212,7 @@ class InvokeMixin:
                 continue
             v = V.as_array(P.read_path(arg[0], path))
             if v.multi is not None:
-                v = replace(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
+                v = V.evolve(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
             out = V.join(out, v)
         if ret.placed_by is not None:
             out = V.join(out, self.placed_through(ret.placed_by, bind, rec, node))
@@ -216,14 +220,14 @@ class InvokeMixin:
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE):
-                out = replace(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
+                out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
                               placed_by=None, guard=None, count_of=None)
             elif guard is None:
                 return V.UNKNOWN_VALUE
             else:
                 out = V.SAFE_VALUE
         if guard is not None:
-            out = replace(out, guard=guard[0], count_of=guard[1])
+            out = V.evolve(out, guard=guard[0], count_of=guard[1])
         return out
 
     def placed_through(self, placed_by: tuple, bind: dict, rec, node):
@@ -239,7 +243,7 @@ class InvokeMixin:
             local = owner is self.ma and where is not None
             origin = Origin(f"{desc} with {target.desc}", where if local else node, self.ma if local else self.ma,
                             function if local else self.function)
-            return V.multi(origin.step(f"{_short(rec.name)}() called with `{self.text(arg[1])}`", node, self.ma))
+            return V.multi(origin.step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
         if target.kind == V.DEVICE:
             return V.SAFE_VALUE
         return None
@@ -293,11 +297,8 @@ class InvokeMixin:
         if key is None or self.env is None:
             return
         current = self.read_key(key)
-        self.write_key(key, replace(current, donated=call_node))
+        self.write_key(key, V.evolve(current, donated=call_node))
         if current.deps and self.rec is not None:
             self.donated_params |= frozenset(p for p, _ in current.deps)
 
 
-def _short(name: str) -> str:
-    """A function's name as messages write it (``Trainer.export`` stays qualified)."""
-    return name

@@ -132,6 +132,9 @@ class ModuleAnalysis:
         self.parsed_text = None
         self.display_path = path
         self.depends_on: set = set()
+        from .contexts import ContextTable
+
+        self.contexts = ContextTable()
 
     # -- driving -------------------------------------------------------------------------
     def run(self) -> "ModuleAnalysis":
@@ -171,11 +174,21 @@ class ModuleAnalysis:
 
     @property
     def events(self) -> list:
-        """Every event, module level first, then function by function."""
+        """Every event, module level first, then function by function, then the calling
+        contexts of this module's exports (:attr:`contexts`)."""
         out = list(self.module_events.values())
         for rec in self.functions:
             out.extend(rec.events.values())
+        out.extend(self.contexts.events(self.export_event))
         return out
+
+    def export_event(self, function: str, index: int):
+        """The sink event of the ``index``-th export of this module's function ``function``
+        (a qualified name), or None: how a calling context added without it is resolved."""
+        for rec in self.functions:
+            if rec.name == function and rec.summary is not None and index < len(rec.summary.exports):
+                return rec.summary.exports[index].event
+        return None
 
     def register(self, rec: FunctionRecord) -> FunctionRecord:
         """Add a function record (called by the walk when it meets a def or lambda)."""
@@ -212,9 +225,11 @@ class ModuleAnalysis:
 
     def exporting_names(self) -> frozenset:
         """Short names of this module's functions and methods that export a parameter
-        through a sink (a call of one of them can be a finding)."""
+        through a sink (a call of one of them can be a finding).  Functions nested in other
+        functions are left out: no other statement can call them by their name."""
         return frozenset(r.name.rsplit(".", 1)[-1] for r in self.functions
-                         if r.summary is not None and r.summary.exports and r.name != "<lambda>")
+                         if r.summary is not None and r.summary.exports and r.name != "<lambda>"
+                         and ("." not in r.name or r.cls is not None))
 
     def resolve_import(self, qualified: str) -> Value:
         """The value an import of ``qualified`` binds: a qualified-name reference.  Project

@@ -7,7 +7,6 @@ own provenance.  See :mod:`.values` for the key format.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, Iterable, Optional
 
 from ..knowledge import apis
@@ -44,12 +43,17 @@ def build(elements=None, parts=None, rest=None, *, kind: Optional[str] = None, c
           container: Optional[str] = None, base: Optional[Value] = None) -> Value:
     """A structured value with these parts; its summary is the join of its parts as arrays
     (and of ``base``'s own dependences when it is a parameter overlaid with parts).  Keyed
-    parts beyond :data:`~.values.MAX_PARTS` fold into ``rest``; deeper than
-    :data:`~.values.MAX_DEPTH` only the summary is kept."""
+    parts beyond :data:`~.values.MAX_PARTS` and elements beyond
+    :data:`~.values.MAX_ELEMENTS` fold into ``rest``; deeper than :data:`~.values.MAX_DEPTH`
+    only the summary is kept."""
     if parts is not None and len(parts) > V.MAX_PARTS:
         for _, p in parts[V.MAX_PARTS:]:
             rest = V.join(rest, p)
         parts = parts[:V.MAX_PARTS]
+    if elements is not None and len(elements) > V.MAX_ELEMENTS:
+        for e in elements:
+            rest = V.join(rest, e)
+        elements = None
     top = None
     depth = 0
     for c in _children(elements, parts, rest):
@@ -63,7 +67,9 @@ def build(elements=None, parts=None, rest=None, *, kind: Optional[str] = None, c
             top = V.join(top, Value(kind=V.ARRAY, multi=base.multi, deps=base.deps))
     if top is None:
         top = V.SAFE_VALUE
-    if depth > V.MAX_DEPTH and kind != V.INSTANCE:
+    if depth > V.MAX_DEPTH:
+        if kind == V.INSTANCE:
+            return Value(kind=V.INSTANCE, cls=cls, multi=top.multi, deps=top.deps, ref=ref)
         return top
     if kind is None:
         kind = top.kind if top.kind in (V.ARRAY, V.SAFE) else V.UNKNOWN
@@ -235,7 +241,7 @@ def with_rest(value: Value, new: Value) -> Value:
 
 def append(value: Value, new: Value) -> Value:
     """``value.append(new)``: a known-length sequence grows by one element."""
-    if value.elements is not None and len(value.elements) < V.MAX_PARTS:
+    if value.elements is not None and len(value.elements) < V.MAX_ELEMENTS:
         return rebuild(value, value.elements + (new,), value.parts, value.rest)
     if value.elements is not None:
         return rebuild(value, None, value.parts, V.join(_item_join(value), new))
@@ -245,7 +251,7 @@ def append(value: Value, new: Value) -> Value:
 def extended(value: Value, other: Value) -> Value:
     """``value.extend(other)`` / ``value += other``."""
     if value.elements is not None and other.elements is not None \
-            and len(value.elements) + len(other.elements) <= V.MAX_PARTS:
+            and len(value.elements) + len(other.elements) <= V.MAX_ELEMENTS:
         return rebuild(value, value.elements + other.elements, value.parts, value.rest)
     merged = with_rest(value, element_of(other))
     if merged.elements is not None:
@@ -318,4 +324,4 @@ def detach(value: Value) -> Value:
         return V.multi(value.multi)
     if value.kind == V.ARRAY:
         return V.UNKNOWN_VALUE
-    return replace(value, deps=frozenset(), ref=None, placed_by=None, param_array=None)
+    return V.evolve(value, deps=frozenset(), ref=None, placed_by=None, param_array=None)

@@ -14,6 +14,16 @@ from .imports import dotted
 from .values import Value
 
 
+_CALL_ROLES: dict = {
+    **{qn: ("iterate", op) for qn, op in S.ITERATION_CALLS.items()},
+    **{qn: ("replace", None) for qn in S.REPLACE_FUNCTIONS},
+    **{qn: ("identity", None) for qn in S.IDENTITY_CALLS},
+    **{qn: ("record", None) for qn in S.LIBRARY_RECORDS},
+    **{f"{qn}.{name}": ("factory", None) for qn, rule in S.LIBRARY_RECORDS.items() for name in rule.factories},
+}
+"""Qualified name -> what :meth:`StructureMixin.structure_call` does with it, from the tables."""
+
+
 def class_record_rule(bases: list, decorators: list) -> tuple:
     """``(Record or None, inherited fields)`` of a class with these evaluated bases and
     decorators: a record decorator, a record base of a library, or a local record base."""
@@ -137,21 +147,22 @@ class StructureMixin:
     # -- library calls ---------------------------------------------------------------------
     def structure_call(self, node, qn: str, pos: list, kw: dict) -> Optional[Value]:
         """A library call that builds, copies or iterates a structure; None for any other."""
-        op = S.ITERATION_CALLS.get(qn)
-        if op is not None:
-            return self.iteration(op, pos, kw)
+        role = _CALL_ROLES.get(qn)
+        if role is None:
+            return None
+        what, arg = role
         first = pos[0][0] if pos else None
-        if qn in S.REPLACE_FUNCTIONS and first is not None:
-            return self.replaced(first, {name: v for name, (v, _) in kw.items()})
-        if qn in S.IDENTITY_CALLS:
+        if what == "iterate":
+            return self.iteration(arg, pos, kw)
+        if what == "replace":
+            return self.replaced(first, {name: v for name, (v, _) in kw.items()}) if first is not None else None
+        if what == "identity":
             return first if first is not None else P.build(parts=tuple((V.item_key(k), v) for k, (v, _) in kw.items()),
                                                           container="dict")
-        if qn in S.LIBRARY_RECORDS:
+        if what == "record":
             return self.construct(node, self.library_class(qn), pos, kw)
         owner, _, attr = qn.rpartition(".")
-        if owner in S.LIBRARY_RECORDS:
-            return self.class_call(node, self.library_class(owner), attr, pos, kw)
-        return None
+        return self.class_call(node, self.library_class(owner), attr, pos, kw)
 
     def iteration(self, op: str, pos: list, kw: dict) -> Value:
         """The iteration builtin ``op`` (see :data:`~jaxinterop_lint.knowledge.structures.ITERATION_CALLS`)."""

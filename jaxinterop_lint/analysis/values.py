@@ -17,7 +17,7 @@ iteration, :data:`ITEM` for an entry read with a subscript that is not a constan
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 # Kinds of values that are not plain arrays.
@@ -43,6 +43,7 @@ ITEM = "[*"              # the key of an entry or element read with a subscript 
 MAX_PATH = 4             # parameter paths longer than this are cut (reads of the prefix are joins)
 MAX_DEPTH = 5            # structures nested deeper than this keep only their joined summary
 MAX_PARTS = 48           # keyed parts kept per value; more fold into ``rest``
+MAX_ELEMENTS = 64        # elements of a known-length sequence; a longer one keeps only ``rest``
 MAX_OTHERS = 8           # alternative callables kept by a joined function value
 
 
@@ -63,7 +64,7 @@ def index_of(key: str) -> Optional[int]:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Origin:
     """Where a multi-device value came from: a description, the node and the
     :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis` that owns it (resolved to a path
@@ -80,7 +81,8 @@ class Origin:
         """Return this origin with one more step (at most 12 are kept)."""
         if len(self.steps) >= 12:
             return self
-        return replace(self, steps=self.steps + ((description, node, owner),))
+        return Origin(self.description, self.node, self.owner, self.function,
+                      self.steps + ((description, node, owner),))
 
 
 @dataclass(frozen=True)
@@ -109,9 +111,12 @@ class FuncInfo:
     partial_of: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Value:
     """An abstract value.  See the module docstring; every field has a neutral default.
+    Values are never changed once made (:func:`evolve` makes a changed copy); the class is
+    not frozen only because a frozen dataclass of this many fields is several times slower
+    to create, and the walk creates values at every expression.
 
     ``ref`` is ``(parameter, path)`` when the value *is* that part of a parameter (not a
     computation on it), so that a summary's returned value can be the caller's argument
@@ -158,6 +163,23 @@ class Value:
         return self.elements is not None or self.parts is not None or self.rest is not None
 
 
+_KEEP = object()
+
+
+def _make_evolve():
+    names = [f.name for f in fields(Value)]
+    params = ", ".join(f"{n}=_KEEP" for n in names)
+    body = ", ".join(f"{n}=v.{n} if {n} is _KEEP else {n}" for n in names)
+    namespace = {"Value": Value, "_KEEP": _KEEP}
+    exec(f"def evolve(v, *, {params}):\n    return Value({body})\n", namespace)  # noqa: S102
+    return namespace["evolve"]
+
+
+evolve = _make_evolve()
+evolve.__doc__ = """``evolve(value, **changes)``: a copy of ``value`` with some fields changed (what
+``dataclasses.replace`` does, generated once for the fields of :class:`Value` because the walk
+calls it at every binding)."""
+
 UNKNOWN_VALUE = Value()
 SAFE_VALUE = Value(kind=SAFE)
 FOREIGN_VALUE = Value(kind=FOREIGN)
@@ -168,9 +190,18 @@ def multi(origin: Origin) -> Value:
     return Value(kind=ARRAY, multi=origin)
 
 
+_QNAMES: dict = {}
+
+
 def qname(name: str, via_import: bool = False) -> Value:
-    """A reference to the qualified name ``name``."""
-    return Value(kind=QNAME, qname=name, via_import=via_import)
+    """A reference to the qualified name ``name`` (values are shared: they never change)."""
+    key = (name, via_import)
+    value = _QNAMES.get(key)
+    if value is None:
+        value = Value(kind=QNAME, qname=name, via_import=via_import)
+        if len(_QNAMES) < 50_000:
+            _QNAMES[key] = value
+    return value
 
 
 def param(index: int, name: str, annotated_array: bool = False) -> Value:
@@ -248,8 +279,9 @@ def _container(a: Value, b: Value) -> Optional[str]:
 
 def _alternatives(first: Value, second: Value) -> tuple:
     out = list(first.others)
-    for v in (replace(second, others=()),) + second.others:
-        if v != replace(first, others=()) and v not in out and len(out) < MAX_OTHERS:
+    plain = evolve(first, others=())
+    for v in (evolve(second, others=()),) + second.others:
+        if v != plain and v not in out and len(out) < MAX_OTHERS:
             out.append(v)
     return tuple(out)
 

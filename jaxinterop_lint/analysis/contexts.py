@@ -1,0 +1,73 @@
+"""The calling contexts of one module's exports (PLAN decision 1).
+
+When a caller reaches an export of a parameter inside a function of this module (an
+:class:`~.events.ExportEffect` of its summary) with a multi-device value, the finding belongs
+at the sink inside that function, with the caller's value, ``try`` blocks, process guard and
+calling chain.  A :class:`ContextTable` holds those contexts for the module that owns the sink,
+keyed by ``(function qualified name, export index in its summary)`` and, within a key, by the
+calling site ``(caller, call, parameter)``; :meth:`ContextTable.events` turns them into the
+sink events the rules judge.
+
+Today the callers are in the same module (the walk adds to its own module's table).  The key
+names the callee by its qualified name and the export by its index, which a frozen summary
+keeps too, so a caller in another module (phase B: the pipeline plans the importers that call
+into a reported file) can add its entries to the reported module's table without holding any
+node of it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from . import values as V
+
+
+@dataclass(frozen=True)
+class ContextEntry:
+    """One calling site's view of an export: the caller's ``value`` of the exported part,
+    the ``tries`` around the call (marked ``caller``), whether the caller runs under a
+    process-wide single-device guard, the call chain as :class:`~.events.CallFrame` records
+    (outermost first), and the callee's sink event when the caller holds it (same module)."""
+
+    value: V.Value
+    tries: tuple
+    single_device_process: bool
+    frames: tuple
+    inner: Any = None
+
+    def event(self, inner):
+        """The sink event ``inner`` (an export inside the callee) as this caller reaches it."""
+        return replace(inner, value=self.value, tries=self.tries + inner.tries,
+                       single_device_process=inner.single_device_process or self.single_device_process,
+                       context=self.frames + inner.context, via=None, inner=None)
+
+
+class ContextTable:
+    """Calling contexts of the exports of one module's functions (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.entries: dict = {}
+
+    def add(self, function: str, export: int, site, entry: ContextEntry, join: bool = False) -> None:
+        """Record ``entry`` for export ``export`` of ``function`` seen at ``site``; a later
+        entry for the same site replaces it (a loop's fixpoint only grows values), or joins
+        with it (``join``: an unrolled loop visits the site once per element)."""
+        sites = self.entries.setdefault((function, export), {})
+        old = sites.get(site)
+        if join and old is not None:
+            entry = replace(entry, value=V.join(old.value, entry.value))
+        sites[site] = entry
+
+    def events(self, resolve) -> list:
+        """The sink events of every context: the callee's sink event (``entry.inner``, or
+        ``resolve(function, export)`` for an entry added without it) seen with the caller's
+        value, handlers, guard and chain.  Entries whose export cannot be resolved are left
+        out."""
+        out = []
+        for (function, export), sites in self.entries.items():
+            for entry in sites.values():
+                inner: Optional[Any] = entry.inner if entry.inner is not None else resolve(function, export)
+                if inner is not None:
+                    out.append(entry.event(inner))
+        return out
+
