@@ -13,6 +13,8 @@ import re
 from collections import Counter
 from typing import Optional
 
+from .knowledge.structures import DATACLASS_DECORATORS, RECORD_BASES, RECORD_METHODS
+
 _TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CONTINUES = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]")
@@ -23,9 +25,15 @@ _IMPORT = re.compile(r"(?:import|from)\s")
 _FROM_NAMES = re.compile(r"\b([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?")
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-# Classes hold what their instances are given (records of arrays), and helpers that count
-# devices are guards: kept code that uses either needs it (issue 12, the value model).
-_HOLDS_OR_GUARDS = re.compile(r"^(?:@[^\n]*\n)*class\s|\bdevices\(|\bdevice_set\b|\bnum_devices\b|\bdevice_count\(")
+# What kept code needs although it names no source (issue 12, the value model): record
+# classes hold the arrays they are given (a record decorator or base of the structure tables,
+# or an ``__init__`` storing a parameter on ``self``), helpers that update a record pass its
+# arrays on (``state.apply_gradients(...)``), and helpers returning a device-count test guard.
+_RECORD_NAMES = "|".join(sorted({q.rsplit(".", 1)[-1] for q in (*DATACLASS_DECORATORS, *RECORD_BASES)}))
+_HOLDS_OR_GUARDS = re.compile(
+    rf"^@[^\n]*\b(?:{_RECORD_NAMES})\b|^class\s+\w+\([^)]*\b(?:{_RECORD_NAMES})\b|\bself\.(\w+)\s*=\s*\1\b"
+    rf"|\.(?:{'|'.join(sorted(RECORD_METHODS))})\("
+    r"|\breturn\b[^\n]*(?:devices\(|device_set\b|num_devices\b|device_count\()", re.M)
 
 
 def _statements(lines: list) -> Optional[list]:

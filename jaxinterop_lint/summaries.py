@@ -159,7 +159,7 @@ class Freezer:
         key = id(c)
         if key not in self.classes:
             self.classes[key] = None
-            for attr in list(c.writers):
+            for attr in list(self.ma.class_writers(c)):
                 self.ma.class_attribute(c, attr)
             self.classes[key] = {
                 "name": c.name,

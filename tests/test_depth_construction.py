@@ -131,6 +131,28 @@ PAIRS = {
         torch.from_dlpack(st.params)
         """,
     ),
+    "record_methods_on_a_parameter": (
+        """
+        from flax.training import train_state
+        def update(state, grads):
+            return state.apply_gradients(grads=grads)
+        def bump(state):
+            return state.replace(step=state.step + 1)
+        st = train_state.TrainState.create(apply_fn=f, params=jax.device_put(x, s), tx=tx)
+        torch.from_dlpack(update(st, g).params)  # expect: JXI002
+        torch.from_dlpack(bump(st).params)  # expect: JXI002
+        """,
+        """
+        from flax.training import train_state
+        def update(state, grads):
+            return state.apply_gradients(grads=grads)
+        def bump(state):
+            return state.replace(step=state.step + 1)
+        st = train_state.TrainState.create(apply_fn=f, params=jax.device_put(x, s), tx=tx)
+        torch.tensor(update(st, g).step)
+        torch.tensor(bump(st).step)
+        """,
+    ),
     "plain_class_init_stores_parameters": (
         """
         class Holder:

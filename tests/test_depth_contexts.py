@@ -146,6 +146,24 @@ PAIRS = {
                 to_torch(y)
         """,
     ),
+    "caller_false_guard": (
+        """
+        def to_torch(a):
+            return torch.from_dlpack(a)  # expect: JXI002
+        def main():
+            y = jax.device_put(x, NamedSharding(mesh, P()))
+            if y.is_fully_replicated:  # expect: JXI006
+                to_torch(y)
+        """,
+        """
+        def to_torch(a):
+            return torch.from_dlpack(a)
+        def main():
+            y = jax.device_put(x, NamedSharding(mesh, P()))
+            if y.is_fully_replicated:
+                to_torch(y.addressable_data(0))
+        """,
+    ),
     "caller_donation": (
         """
         step = jax.jit(lambda a: a * 2, donate_argnums=0)

@@ -128,6 +128,22 @@ PAIRS = {
             torch.from_dlpack(y)
         """,
     ),
+    "class_with_a_generator_iter": (
+        """
+        class Loader:
+            def __iter__(self):
+                yield jax.device_put(x, s)
+        for batch in Loader():
+            torch.from_dlpack(batch)  # expect: JXI002
+        """,
+        """
+        class Loader:
+            def __iter__(self):
+                yield np.ones(3)
+        for batch in Loader():
+            torch.from_dlpack(batch)
+        """,
+    ),
     "collected_then_read": (
         GENERATORS + """
         outs = []

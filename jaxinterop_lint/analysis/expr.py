@@ -229,8 +229,15 @@ class ExprMixin:
             out = P.merged(out, other)
         return out
 
-    def element_of(self, value: Value) -> Value:
-        """The value of one element when iterating over ``value``."""
+    def element_of(self, value: Value, node=None) -> Value:
+        """The value of one element when iterating over ``value`` (at ``node``): for an
+        instance of a class of this project with an ``__iter__``, what that method's
+        iterator gives."""
+        if value.kind == V.INSTANCE and value.cls is not None and node is not None:
+            method = value.cls.methods.get("__iter__")
+            if method is not None and method.kind == V.FUNC and method.func is not None:
+                bound = V.evolve(method, func=replace(method.func, bound=((value, node),)))
+                return P.element_of(self.apply(node, bound, [], {}))
         return P.element_of(value)
 
     def e_comprehension(self, node) -> Value:
@@ -240,7 +247,7 @@ class ExprMixin:
             comp = node.for_in
             while comp is not None:
                 it = self.eval(comp.iter)
-                self.assign(comp.target, self.element_of(it), comp)
+                self.assign(comp.target, self.element_of(it, comp.iter), comp)
                 for cond in comp.ifs:
                     self.eval(cond.test)
                 comp = comp.inner_for_in
@@ -278,7 +285,7 @@ class ExprMixin:
         if inner is None:
             self.yields.append(V.SAFE_VALUE)
         elif isinstance(inner, cst.From):
-            self.yields.append(self.element_of(self.eval(inner.item)))
+            self.yields.append(self.element_of(self.eval(inner.item), inner.item))
         else:
             self.yields.append(self.eval(inner))
         return V.UNKNOWN_VALUE

@@ -12,13 +12,15 @@ from ..knowledge import structures as S
 from . import conditions
 from . import parts as P
 from . import values as V
+from .bindings import BindingMixin
 from .calls import CallMixin
+from .classes import ClassMixin
 from .events import RemovedEvent, SinkEvent, TryContext
-from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin, constant_key
-from .imports import dotted, import_bindings
+from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
+from .imports import import_bindings
 from .invoke import InvokeMixin
-from .module import ClassRecord, function_record
-from .structures import StructureMixin, class_record_rule
+from .module import function_record
+from .structures import StructureMixin
 from .values import Value
 
 SINGLE = conditions.ALL
@@ -52,7 +54,7 @@ def env_key(env):
     return frozenset((k, V.fixpoint_key(v)) for k, v in env.items())
 
 
-class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
+class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
     names up in ``closure`` when they are not local; events go to the function record.
 
@@ -209,108 +211,6 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
                 self.record(RemovedEvent(alias, qn, removed, "import", self.function))
             self.env[name] = self.ma.resolve_import(qn)
 
-    def assign(self, target, v: Value, node) -> None:
-        """Bind ``target`` to ``v``: a name, a tuple or list of targets (unpacking element by
-        element when the elements are known, a starred target getting a list), an attribute
-        or an entry (a part of the value of the name it is read from)."""
-        if isinstance(target, cst.Name):
-            name = target.value
-            if v.multi is not None:
-                v = V.evolve(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
-            self.env[name] = v
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            els = target.elements
-            star = next((i for i, e in enumerate(els) if isinstance(e, cst.StarredElement)), None)
-            for el, part in zip(els, P.unpack(v, len(els), star)):
-                self.assign(el.value, part, node)
-        elif isinstance(target, cst.StarredElement):
-            self.assign(target.value, v, node)
-        elif isinstance(target, cst.Attribute):
-            key = dotted(target)
-            owner = self.lookup(target.value.value) if isinstance(target.value, cst.Name) else self.eval(target.value)
-            if owner.kind == V.INSTANCE and owner.cls is not None:
-                attrs = owner.cls.attrs
-                attrs[target.attr.value] = V.join(attrs.get(target.attr.value), P.detach(v))
-            if key is not None:
-                self.write_key(key, v)
-        elif isinstance(target, cst.Subscript):
-            self.eval_children(target)
-            key = dotted(target.value)
-            if key is None:
-                return
-            current = self.read_key(key)
-            if current.kind in (V.FOREIGN, V.DEVICE_LIST, V.SAFE_LIST, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS):
-                return
-            if current.kind == V.ARRAY and not current.structured and current.ref is None:
-                # ``y[i] = v`` on an array (``.at[].set`` in JAX, in place in NumPy): computed.
-                self.write_key(key, self.computed((current, v)))
-                return
-            index = constant_key(target.slice[0].slice.value) if len(target.slice) == 1 \
-                and isinstance(target.slice[0].slice, cst.Index) else None
-            self.write_key(key, P.with_part(current, index, v) if index is not None else P.with_rest(current, v))
-
-    def read_key(self, key: str) -> Value:
-        """The value of a dotted key (``x``, ``self.params``) without recording anything."""
-        if "." not in key:
-            return self.lookup(key)
-        names = key.split(".")
-        value = self.lookup(names[0])
-        for name in names[1:]:
-            if value.kind == V.QNAME:
-                return V.UNKNOWN_VALUE
-            value = P.read(value, V.attr_key(name))
-        return value
-
-    def write_key(self, key: str, value: Value) -> None:
-        """Bind a dotted key: ``x`` itself, or the part ``.b.c`` of the value bound to ``a``
-        for ``a.b.c`` (module references, classes and functions are left as they are)."""
-        if self.env is None:
-            return
-        if "." not in key:
-            self.env[key] = value
-            return
-        names = key.split(".")
-        holders = [self.lookup(names[0])]
-        if holders[0].kind in (V.QNAME, V.CLASS, V.FUNC):
-            return
-        for name in names[1:-1]:
-            holders.append(P.read(holders[-1], V.attr_key(name)))
-        for holder, name in zip(reversed(holders), reversed(names[1:])):
-            value = P.with_part(holder, V.attr_key(name), value)
-        self.env[names[0]] = value
-
-    def refine(self, refs: dict, test) -> None:
-        """Apply a guard's refinements to the current environment."""
-        if self.env is None:
-            return
-        for key, action in refs.items():
-            if key == SINGLE:
-                self.env[SINGLE] = V.SAFE_VALUE
-            elif action == conditions.SAFE:
-                self.write_key(key, V.SAFE_VALUE)
-            else:
-                node = action[1] if isinstance(action, tuple) else test
-                current = self.read_key(key)
-                if current.kind not in (V.SAFE, V.FOREIGN):
-                    self.write_key(key, V.evolve(current, false_guard=node))
-
-    def tested_value(self, node) -> Value:
-        """The value of a test expression (a name or a call) for :mod:`.conditions`: the
-        value the walk just computed for it, or a fresh evaluation."""
-        if self._tested is not None and self._tested[0] is node:
-            return self._tested[1]
-        if isinstance(node, cst.Name):
-            return self.lookup(node.value)
-        return self.eval(node)
-
-    def still_holds(self, snapshot) -> bool:
-        """Whether the keys a stored test measured still have the values they had."""
-        for key, value in snapshot or ():
-            now = self.read_key(key)
-            if now is not value and now != value:
-                return False
-        return True
-
     # -- compound statements -------------------------------------------------------------
     def s_if(self, node: cst.If) -> None:
         true, false = self.test(node.test)
@@ -356,7 +256,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
         if els is not None and len(els) <= S.UNROLL_LIMIT and iterated.container != "dict" and self.unrolling < 2:
             self.unrolled(node, els)
             return
-        element = self.element_of(iterated)
+        element = self.element_of(iterated, node.iter)
         self.loop(node, lambda: self.assign(node.target, element, node))
 
     def unrolled(self, node: cst.For, elements: tuple) -> None:
@@ -478,84 +378,6 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin):
             return f"{self.rec.name}.{name}"
         return name
 
-    def s_class(self, node: cst.ClassDef) -> None:
-        bases = [self.eval(base.value) for base in node.bases]
-        decorators = [self.eval(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
-                      for d in node.decorators]
-        cls = ClassRecord(node, node.name.value)
-        walker = Walker(self.ma, self.rec, {}, self.snapshot(), node.name.value)
-        walker.events = self.events
-        walker.cls = cls
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
-        walker.block(body)
-        for name, v in (walker.env or {}).items():
-            if name not in cls.methods and not name.startswith("@"):
-                cls.statics[name] = v
-        inherited = ()
-        for base in bases:
-            if base.kind == V.CLASS and base.cls is not None:
-                for name, m in base.cls.methods.items():
-                    cls.methods.setdefault(name, m)
-                for name, v in base.cls.statics.items():
-                    cls.statics.setdefault(name, v)
-        cls.record, inherited = class_record_rule(bases, decorators)
-        if cls.record is not None:
-            own = tuple(n for n in _annotated_fields(body) if n not in inherited)
-            cls.fields = inherited + own
-        for name, method in cls.methods.items():
-            if method.kind == V.FUNC and method.func.local is not None:
-                rec = method.func.local
-                if rec.params:
-                    for attr in _self_writes(rec.node, rec.params[0]):
-                        cls.writers.setdefault(attr, []).append(rec)
-        self.env[node.name.value] = Value(kind=V.CLASS, cls=cls)
-
-
-def _annotated_fields(body) -> list:
-    """The names a class body annotates (``x: int`` or ``x: int = 0``), in order, without
-    ``ClassVar``/``InitVar`` ones and ``_: KW_ONLY``: a record's fields."""
-    out = []
-    for stmt in body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                ann = small.annotation.annotation
-                head = ann.value if isinstance(ann, cst.Subscript) else ann
-                name = dotted(head) or ""
-                if name.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY"):
-                    continue
-                out.append(small.target.value)
-    return out
-
-
-def _self_writes(fn, self_name: str):
-    """Attributes that ``fn`` assigns on its first parameter (``self.x = ...``), found by a
-    walk of its statements (nested functions and classes excluded)."""
-    found = set()
-    todo = [fn.body]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
-            todo.extend(node.body)
-        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
-                    found.add(t.attr.value)
-        elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
-            todo.append(node.body)
-            for extra in ("orelse", "finalbody"):
-                part = getattr(node, extra, None)
-                if part is not None:
-                    todo.append(part if isinstance(part, cst.If) else part.body)
-            for h in getattr(node, "handlers", ()):
-                todo.append(h.body)
-        elif isinstance(node, cst.Else):
-            todo.append(node.body)
-    return found
-
-
 _EXPR_DISPATCH[cst.Call] = CallMixin.e_call
 
 _STMT = {
@@ -567,7 +389,7 @@ _STMT = {
     cst.Try: Walker.s_try,
     cst.TryStar: Walker.s_try,
     cst.FunctionDef: Walker.s_def,
-    cst.ClassDef: Walker.s_class,
+    cst.ClassDef: ClassMixin.s_class,
     cst.Match: Walker.s_match,
 }
 _SMALL = {

@@ -54,7 +54,7 @@ class ClassRecord:
     node: Any
     name: str
     methods: dict = field(default_factory=dict)
-    writers: dict = field(default_factory=dict)   # attribute -> [FunctionRecord]
+    writers: Optional[dict] = field(default_factory=dict)   # attribute -> [FunctionRecord]; None: not found yet
     attrs: dict = field(default_factory=dict)
     statics: dict = field(default_factory=dict)
     record: Any = None
@@ -247,10 +247,19 @@ class ModuleAnalysis:
         return resolved if resolved is not None else value
 
     # -- classes -------------------------------------------------------------------------
+    def class_writers(self, cls: ClassRecord) -> dict:
+        """Attribute -> the methods of ``cls`` that assign ``self.<attribute>`` (found on
+        first use: most classes are never read through an instance)."""
+        if cls.writers is None:
+            from .classes import self_writers
+
+            cls.writers = self_writers(cls)
+        return cls.writers
+
     def class_attribute(self, cls: ClassRecord, attr: str) -> Optional[Value]:
         """The value methods of ``cls`` store in ``self.<attr>`` (analysing the writers first),
         joined with the class attribute of that name."""
-        for writer in cls.writers.get(attr, ()):
+        for writer in self.class_writers(cls).get(attr, ()):
             writer.owner.summary(writer)
         from .values import join
 

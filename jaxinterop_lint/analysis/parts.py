@@ -54,26 +54,37 @@ def build(elements=None, parts=None, rest=None, *, kind: Optional[str] = None, c
         for e in elements:
             rest = V.join(rest, e)
         elements = None
-    top = None
-    depth = 0
+    # The summary: the join of the parts as arrays (:func:`~.values.as_array`), computed
+    # without building the intermediate values.
+    multi, deps, param_array, array, host, depth = None, frozenset(), None, False, True, 0
     for c in _children(elements, parts, rest):
-        top = V.join(top, V.as_array(c))
+        if c.multi is not None or c.deps or c.param_array or c.donated is not None:
+            array = True
+            if multi is None:
+                multi = c.multi
+            if c.deps:
+                deps = deps | c.deps if deps else c.deps
+            param_array = param_array or c.param_array
+        elif c.kind not in (V.SAFE, V.FOREIGN):
+            host = False
         if c.depth >= depth:
             depth = c.depth + 1
     ref = None
     if base is not None:
         ref = base.ref
         if base.deps or base.multi is not None:
-            top = V.join(top, Value(kind=V.ARRAY, multi=base.multi, deps=base.deps))
-    if top is None:
-        top = V.SAFE_VALUE
+            array = True
+            multi = multi or base.multi
+            deps = deps | base.deps
     if depth > V.MAX_DEPTH:
         if kind == V.INSTANCE:
-            return Value(kind=V.INSTANCE, cls=cls, multi=top.multi, deps=top.deps, ref=ref)
-        return top
+            return Value(kind=V.INSTANCE, cls=cls, multi=multi, deps=deps, ref=ref)
+        if array:
+            return Value(kind=V.ARRAY, multi=multi, deps=deps, param_array=param_array)
+        return V.SAFE_VALUE if host else V.UNKNOWN_VALUE
     if kind is None:
-        kind = top.kind if top.kind in (V.ARRAY, V.SAFE) else V.UNKNOWN
-    return Value(kind=kind, multi=top.multi, deps=top.deps, param_array=top.param_array,
+        kind = V.ARRAY if array else V.SAFE if host else V.UNKNOWN
+    return Value(kind=kind, multi=multi, deps=deps, param_array=param_array,
                  elements=elements, parts=parts if parts else (() if parts is not None else None),
                  rest=rest, ref=ref, cls=cls, container=container, depth=depth)
 

@@ -137,6 +137,14 @@ class StructureMixin:
             return None
         return self.update(node, recv, cls, rule.methods[attr], pos, kw)
 
+    def parameter_record_method(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Optional[Value]:
+        """``p.replace(...)`` / ``p.apply_gradients(...)`` on (a part of) a parameter: the
+        parameter with those fields updated, resolved against the record each caller passes."""
+        rule = S.RECORD_METHODS.get(attr)
+        if rule is None or recv.ref is None:
+            return None
+        return self.update(node, recv, None, rule, pos, kw)
+
     def class_call(self, node, cls, attr: str, pos: list, kw: dict) -> Optional[Value]:
         """``Cls.create(...)``: a record factory of the class (``TrainState.create``)."""
         rule = cls.record
@@ -215,6 +223,8 @@ class StructureMixin:
             return self.record_method(node, recv, attr, pos, kw)
         if recv.kind == V.CLASS and recv.cls is not None:
             return self.class_call(node, recv.cls, attr, pos, kw)
+        if recv.ref is not None and attr in S.RECORD_METHODS:
+            return self.parameter_record_method(node, recv, attr, pos, kw)
         op = S.CONTAINER_METHODS.get(attr)
         if op is None or recv.kind in (V.FOREIGN, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS, V.DEVICE,
                                        V.SHARDING, V.CAPSULE, V.KERNEL):

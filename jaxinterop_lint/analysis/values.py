@@ -229,7 +229,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         return b
     if b is None or a is b:
         return a
-    if a == b:
+    if a.kind == b.kind and a.multi is b.multi and a.deps == b.deps and a == b:
         return a
     multi_origin = a.multi or b.multi
     deps = a.deps | b.deps if b.deps else a.deps

@@ -109,6 +109,15 @@ RECORD_BASES: dict[str, Record] = {
 }
 """Base classes whose subclasses are records (a subclass adds its own annotated fields)."""
 
+RECORD_METHODS: dict[str, Update] = {
+    name: rule
+    for table in (DATACLASS_DECORATORS, RECORD_BASES)
+    for record in table.values()
+    for name, rule in record.methods.items()
+}
+"""The record methods of the tables by name: a function that calls ``state.replace(...)`` or
+``state.apply_gradients(...)`` on its parameter updates whatever record its caller passes."""
+
 LIBRARY_RECORDS: dict[str, Record] = {
     "flax.training.train_state.TrainState": TRAIN_STATE,
 }

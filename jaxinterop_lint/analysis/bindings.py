@@ -1,0 +1,121 @@
+"""Bindings of the provenance walk: assignment targets (names, unpacking, attributes,
+entries), dotted keys read and written as parts of the value bound to a name, and the
+refinements a guard applies.  A mixin of :class:`~.flow.Walker`."""
+from __future__ import annotations
+
+import libcst as cst
+
+from . import conditions
+from . import parts as P
+from . import values as V
+from .expr import constant_key
+from .imports import dotted
+from .values import Value
+
+SINGLE = conditions.ALL
+
+
+class BindingMixin:
+    """Bind targets and keys in the walker's environment."""
+
+    def assign(self, target, v: Value, node) -> None:
+        """Bind ``target`` to ``v``: a name, a tuple or list of targets (unpacking element by
+        element when the elements are known, a starred target getting a list), an attribute
+        or an entry (a part of the value of the name it is read from)."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            if v.multi is not None:
+                v = V.evolve(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
+            self.env[name] = v
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            els = target.elements
+            star = next((i for i, e in enumerate(els) if isinstance(e, cst.StarredElement)), None)
+            for el, part in zip(els, P.unpack(v, len(els), star)):
+                self.assign(el.value, part, node)
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, v, node)
+        elif isinstance(target, cst.Attribute):
+            key = dotted(target)
+            owner = self.lookup(target.value.value) if isinstance(target.value, cst.Name) else self.eval(target.value)
+            if owner.kind == V.INSTANCE and owner.cls is not None:
+                attrs = owner.cls.attrs
+                attrs[target.attr.value] = V.join(attrs.get(target.attr.value), P.detach(v))
+            if key is not None:
+                self.write_key(key, v)
+        elif isinstance(target, cst.Subscript):
+            self.eval_children(target)
+            key = dotted(target.value)
+            if key is None:
+                return
+            current = self.read_key(key)
+            if current.kind in (V.FOREIGN, V.DEVICE_LIST, V.SAFE_LIST, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS):
+                return
+            if current.kind == V.ARRAY and not current.structured and current.ref is None:
+                # ``y[i] = v`` on an array (``.at[].set`` in JAX, in place in NumPy): computed.
+                self.write_key(key, self.computed((current, v)))
+                return
+            index = constant_key(target.slice[0].slice.value) if len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index) else None
+            self.write_key(key, P.with_part(current, index, v) if index is not None else P.with_rest(current, v))
+
+    def read_key(self, key: str) -> Value:
+        """The value of a dotted key (``x``, ``self.params``) without recording anything."""
+        if "." not in key:
+            return self.lookup(key)
+        names = key.split(".")
+        value = self.lookup(names[0])
+        for name in names[1:]:
+            if value.kind == V.QNAME:
+                return V.UNKNOWN_VALUE
+            value = P.read(value, V.attr_key(name))
+        return value
+
+    def write_key(self, key: str, value: Value) -> None:
+        """Bind a dotted key: ``x`` itself, or the part ``.b.c`` of the value bound to ``a``
+        for ``a.b.c`` (module references, classes and functions are left as they are)."""
+        if self.env is None:
+            return
+        if "." not in key:
+            self.env[key] = value
+            return
+        names = key.split(".")
+        holders = [self.lookup(names[0])]
+        if holders[0].kind in (V.QNAME, V.CLASS, V.FUNC):
+            return
+        for name in names[1:-1]:
+            holders.append(P.read(holders[-1], V.attr_key(name)))
+        for holder, name in zip(reversed(holders), reversed(names[1:])):
+            value = P.with_part(holder, V.attr_key(name), value)
+        self.env[names[0]] = value
+
+    def refine(self, refs: dict, test) -> None:
+        """Apply a guard's refinements to the current environment."""
+        if self.env is None:
+            return
+        for key, action in refs.items():
+            if key == SINGLE:
+                self.env[SINGLE] = V.SAFE_VALUE
+            elif action == conditions.SAFE:
+                self.write_key(key, V.SAFE_VALUE)
+            else:
+                node = action[1] if isinstance(action, tuple) else test
+                current = self.read_key(key)
+                if current.kind not in (V.SAFE, V.FOREIGN):
+                    self.write_key(key, V.evolve(current, false_guard=node))
+
+    def tested_value(self, node) -> Value:
+        """The value of a test expression (a name or a call) for :mod:`.conditions`: the
+        value the walk just computed for it, or a fresh evaluation."""
+        if self._tested is not None and self._tested[0] is node:
+            return self._tested[1]
+        if isinstance(node, cst.Name):
+            return self.lookup(node.value)
+        return self.eval(node)
+
+    def still_holds(self, snapshot) -> bool:
+        """Whether the keys a stored test measured still have the values they had."""
+        for key, value in snapshot or ():
+            now = self.read_key(key)
+            if now is not value and now != value:
+                return False
+        return True

@@ -1,0 +1,103 @@
+"""Class statements of the provenance walk: methods, class attributes, inheritance from
+classes of this module, records (dataclasses, NamedTuples, flax ``TrainState``... see
+:mod:`jaxinterop_lint.knowledge.structures`) and the attributes methods store on ``self``.
+A mixin of :class:`~.flow.Walker`."""
+from __future__ import annotations
+
+import libcst as cst
+
+from . import values as V
+from .imports import dotted
+from .module import ClassRecord
+from .structures import class_record_rule
+from .values import Value
+
+
+class ClassMixin:
+    """Walk a ``class`` body into a :class:`~.module.ClassRecord`."""
+
+    def s_class(self, node: cst.ClassDef) -> None:
+        """Bind the class: its body walked with its own environment (methods and class
+        attributes), local bases' methods and attributes inherited, its record rule and fields."""
+        bases = [self.eval(base.value) for base in node.bases]
+        decorators = [self.eval(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                      for d in node.decorators]
+        cls = ClassRecord(node, node.name.value)
+        walker = type(self)(self.ma, self.rec, {}, self.snapshot(), node.name.value)
+        walker.events = self.events
+        walker.cls = cls
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else []
+        walker.block(body)
+        for name, v in (walker.env or {}).items():
+            if name not in cls.methods and not name.startswith("@"):
+                cls.statics[name] = v
+        inherited = ()
+        for base in bases:
+            if base.kind == V.CLASS and base.cls is not None:
+                for name, m in base.cls.methods.items():
+                    cls.methods.setdefault(name, m)
+                for name, v in base.cls.statics.items():
+                    cls.statics.setdefault(name, v)
+        cls.record, inherited = class_record_rule(bases, decorators)
+        if cls.record is not None:
+            own = tuple(n for n in _annotated_fields(body) if n not in inherited)
+            cls.fields = inherited + own
+        cls.writers = None      # found on first need: self_writers()
+        self.env[node.name.value] = Value(kind=V.CLASS, cls=cls)
+
+
+def self_writers(cls) -> dict:
+    """Attribute -> the methods of ``cls`` that assign ``self.<attribute>``."""
+    writers: dict = {}
+    for method in cls.methods.values():
+        if method.kind == V.FUNC and method.func is not None and method.func.local is not None:
+            rec = method.func.local
+            if rec.params and getattr(rec, "node", None) is not None:
+                for attr in _self_writes(rec.node, rec.params[0]):
+                    writers.setdefault(attr, []).append(rec)
+    return writers
+
+
+def _annotated_fields(body) -> list:
+    """The names a class body annotates (``x: int`` or ``x: int = 0``), in order, without
+    ``ClassVar``/``InitVar`` ones and ``_: KW_ONLY``: a record's fields."""
+    out = []
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                ann = small.annotation.annotation
+                head = ann.value if isinstance(ann, cst.Subscript) else ann
+                name = dotted(head) or ""
+                if name.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY"):
+                    continue
+                out.append(small.target.value)
+    return out
+
+
+def _self_writes(fn, self_name: str):
+    """Attributes that ``fn`` assigns on its first parameter (``self.x = ...``), found by a
+    walk of its statements (nested functions and classes excluded)."""
+    found = set()
+    todo = [fn.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+            todo.extend(node.body)
+        elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
+                    found.add(t.attr.value)
+        elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
+            todo.append(node.body)
+            for extra in ("orelse", "finalbody"):
+                part = getattr(node, extra, None)
+                if part is not None:
+                    todo.append(part if isinstance(part, cst.If) else part.body)
+            for h in getattr(node, "handlers", ()):
+                todo.append(h.body)
+        elif isinstance(node, cst.Else):
+            todo.append(node.body)
+    return found
