@@ -17,7 +17,7 @@ from .analysis.module import ClassRecord, Summary
 from .knowledge.apis import Sink
 
 _KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,
-         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE}
+         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE, V.MESH}
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,8 @@ class Freezer:
             out["desc"] = v.desc
         if v.removed_capsule:
             out["rc"] = True
+        if v.devices is not None:
+            out["dv"] = list(v.devices)
         if v.elements is not None:
             out["el"] = [self.value(e, depth + 1) for e in v.elements]
         if v.func is not None:
@@ -196,6 +198,7 @@ class Thawer:
         return V.Value(kind=d["k"], multi=self.origin(d.get("m")), deps=frozenset(d.get("deps", ())),
                        qname=d.get("q"), func=fn, desc=d.get("desc"), cls=cls,
                        removed_capsule=d.get("rc", False),
+                       devices=tuple(d["dv"]) if "dv" in d else None,
                        elements=tuple(self.value(e) for e in d["el"]) if "el" in d else None)
 
     def func(self, f):

@@ -8,6 +8,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ..knowledge import apis
+from . import placements
 from . import values as V
 from .events import RemovedEvent, SinkEvent
 from .imports import dotted
@@ -98,6 +99,8 @@ class ExprMixin:
             return V.UNKNOWN_VALUE
         if kind == V.INSTANCE:
             return self.instance_attribute(recv, attr)
+        if kind == V.MESH and attr in apis.MESH_DEVICE_ATTRIBUTES:
+            return placements.device_list(recv.devices)
         if kind == V.CLASS:
             method = recv.cls.methods.get(attr)
             return method if method is not None else V.UNKNOWN_VALUE
@@ -143,7 +146,7 @@ class ExprMixin:
                 self.eval_children(sl)
         kind = recv.kind
         if kind == V.DEVICE_LIST:
-            return Value(kind=V.DEVICE)
+            return placements.indexed(recv.devices, node.slice)
         if kind == V.KERNEL:
             return Value(kind=V.LAUNCHER)
         if kind == V.SAFE_LIST:

@@ -8,10 +8,11 @@ from dataclasses import replace
 import libcst as cst
 
 from ..knowledge import apis
-from . import conditions
+from . import conditions, contexts, donation
 from . import values as V
 from .calls import CallMixin
 from .events import RemovedEvent, TryContext
+from .facts import declared_name
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
 from .imports import dotted, import_bindings
 from .invoke import InvokeMixin
@@ -120,6 +121,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         v = self.eval(node.value)
         for t in node.targets:
             self.assign(t.target, v, node)
+        donation.note_alias(self, node)
 
     def s_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -269,11 +271,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         self.loop(node, lambda: self.eval(node.test))
 
     def s_with(self, node: cst.With) -> None:
-        for item in node.items:
-            self.eval(item.item)
-            if item.asname is not None:
-                self.assign(item.asname.name, V.UNKNOWN_VALUE, node)
-        self.suite(node.body)
+        with contexts.entered(self, node):   # the items: handlers, mesh contexts, `as` names
+            self.suite(node.body)
 
     def s_try(self, node) -> None:
         handlers = tuple((h, self.caught(h)) for h in node.handlers)
@@ -331,7 +330,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
 
     def s_def(self, node: cst.FunctionDef) -> None:
         rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
-        value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec))
+        value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec, qname=declared_name(self.ma, rec)))
         for dec in reversed(node.decorators):
             d = self.eval(dec.decorator)
             if d.kind == V.QNAME and d.qname == "builtins.staticmethod":

@@ -4,9 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..knowledge import apis
+from . import donation
 from . import values as V
-from .calls import _true
-from .events import FfiCopyEvent
 from .imports import dotted
 from .values import FuncInfo, Value
 
@@ -17,21 +16,13 @@ class InvokeMixin:
     def method_call(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Value:
         """``<recv>.<attr>(*pos, **kw)`` where ``recv`` is not a module or class."""
         receiver_node = node.func.value
+        known = self.known_method(node, recv, attr, pos, kw)   # facts.py: FFI buffers, stages, device arrays
+        if known is not None:
+            return known
         sink = apis.METHOD_SINKS.get(attr)
         if sink is not None:
-            if recv.kind == V.FFI_BUFFER:
-                if attr == "__dlpack__" and _true(kw.get("copy")):
-                    self.record(FfiCopyEvent(node, "__dlpack__()", receiver_node, "copy=True", self.function))
-            else:
-                self.sink(node, f"`.{attr}()`", sink, recv, receiver_node)
+            self.sink(node, f"`.{attr}()`", sink, recv, receiver_node)
             return Value(kind=V.CAPSULE) if attr == "__dlpack__" else V.SAFE_VALUE
-        if recv.kind == V.FFI_BUFFER:
-            if attr == "__array__":
-                how = "dtype" if (pos or "dtype" in kw) else ("copy=True" if _true(kw.get("copy")) else None)
-                if how:
-                    self.record(FfiCopyEvent(node, "__array__()", receiver_node, how, self.function))
-                return V.FOREIGN_VALUE
-            return V.SAFE_VALUE
         if attr in apis.CAPSULE_PRODUCER_NAMES:
             return Value(kind=V.CAPSULE)
         if attr in apis.PLACEMENT_METHODS:
@@ -106,18 +97,13 @@ class InvokeMixin:
                 v = replace(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
             out = V.join(out, v)
         if out is None:
-            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.FUNC,
+            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE):
                 return replace(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None)
             return V.UNKNOWN_VALUE
         return out
 
     def donate(self, arg_node, call_node) -> None:
-        """Mark the variable passed as ``arg_node`` as donated to ``call_node``."""
-        key = dotted(arg_node) if arg_node is not None else None
-        if key is None or self.env is None:
-            return
-        current = self.lookup(key) if "." not in key else self.env.get(key, V.UNKNOWN_VALUE)
-        self.env[key] = replace(current, donated=call_node)
-        if current.deps and self.rec is not None:
-            self.donated_params |= current.deps
+        """Mark the variable passed as ``arg_node`` as donated to ``call_node`` (and its
+        aliases; not a host value): see :mod:`.donation`."""
+        donation.donate(self, arg_node, call_node)

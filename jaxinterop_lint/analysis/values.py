@@ -28,6 +28,7 @@ FFI_BUFFER = "ffi-buffer"
 CAPSULE = "capsule"      # a DLPack capsule
 INSTANCE = "instance"    # an instance of a class of this module: ``cls`` holds it
 CLASS = "class"
+MESH = "mesh"            # a jax.sharding.Mesh: ``devices`` holds the shape of its device array
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,9 @@ class Value:
     elements: Optional[tuple] = None    # tuple values, element by element
     cls: Any = None
     removed_capsule: bool = False
+    # DEVICE_LIST / MESH / SHARDING: the shape of the device array (a tuple of ints, None for
+    # an unknown dimension), or None when nothing is known (analysis/placements.py)
+    devices: Optional[tuple] = None
     via_import: bool = field(default=False, compare=False)
 
     @property
@@ -145,6 +149,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         base, kind=kind, multi=multi_origin, deps=deps,
         donated=a.donated or b.donated, false_guard=a.false_guard or b.false_guard,
         param_array=a.param_array or b.param_array, elements=elements,
+        devices=a.devices if a.devices == b.devices else None,
     )
 
 
@@ -171,5 +176,5 @@ def fixpoint_key(value: Optional[Value]):
     if value is None:
         return None
     return (value.kind, value.multi is not None, value.deps, value.qname,
-            value.donated is not None, value.false_guard is not None, value.param_array,
+            value.donated is not None, value.false_guard is not None, value.param_array, value.devices,
             None if value.elements is None else tuple(fixpoint_key(e) for e in value.elements))

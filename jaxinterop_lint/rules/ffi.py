@@ -6,13 +6,9 @@ from typing import Optional
 from ..analysis.events import FfiCopyEvent
 from ..finding import Finding, Fix
 from ..fix import remedies
+from ..knowledge.apis import FFI_COPY_FAILURES
 from .base import Rule, RuleContext
 
-_WHY = {
-    "copy=True": ("ValueError", "Buffer.__dlpack__ with copy=True is not supported."),
-    "default-copy": ("ValueError", "Buffer.__array__ with copy=True is not supported."),
-    "dtype": ("ValueError", "dtype parameter is not supported by Buffer.__array__."),
-}
 
 
 class FfiBufferCopyExport(Rule):
@@ -61,7 +57,9 @@ class FfiBufferCopyExport(Rule):
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:
         if not isinstance(event, FfiCopyEvent):
             return None
-        cls, msg = _WHY[event.how]
+        cls, msg = FFI_COPY_FAILURES[event.how]
+        msg = msg.format(name=event.consumer.strip("`.()"))
+        msg = msg if msg.endswith(".") else msg + "."
         subject = ctx.text(event.subject)
         view = f"torch.from_dlpack({subject}).clone()" if event.view == "torch" else f"np.from_dlpack({subject}).copy()"
         message = (f"{event.consumer} copies the FFI buffer `{subject}` and raises {cls}: {msg} "

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+import libcst as cst
+
 from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
 from ..fix import remedies
+from ..fix.edits import replace
 from .base import Rule, RuleContext, verdict
 
 
@@ -102,15 +105,43 @@ class HandlerMissesInteropError(Rule):
         subject = ctx.text(event.subject)
         sink_line = ctx.line(event.node)
         origin = event.value.multi
-        caught = ", ".join(event.tries[-1].handlers[0][1] or ("everything",))
-        message = (f"this handler catches {caught}, but {event.consumer} on line {sink_line} raises "
-                   f"{event.sink.raises} for `{subject}`, which spans several devices "
-                   f"({origin.description}, {ctx.where(origin)}); catch {event.sink.raises} too")
+        innermost = event.tries[-1]
+        caught = ", ".join(innermost.handlers[0][1] or ("everything",))
+        raises = event.sink.raises
+        spans = f"which spans several devices ({origin.description}, {ctx.where(origin)})"
+        what = f"{event.consumer} on line {sink_line} raises {raises} for `{subject}`, {spans}"
+        if innermost.kind == "suppress":
+            message = f"`{ctx.text(handler)}` suppresses {caught}, but {what}; suppress {raises} too"
+        elif innermost.kind == "expects":
+            message = (f"`{ctx.text(handler)}` expects {caught}, but {what}: the test fails with "
+                       f"{raises}; expect {raises}")
+        else:
+            message = f"this handler catches {caught}, but {what}; catch {raises} too"
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
         return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
-                            sink_line=sink_line, raises=event.sink.raises)
+                            sink_line=sink_line, raises=raises)
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
-        """Add the class JAX raises to the reported handler (safe)."""
-        handler = event.tries[-1].handlers[0][0]
+        """Add the class JAX raises to the reported handler, or to the classes of
+        ``contextlib.suppress(...)`` (safe).  A test's expected class is not changed: which
+        failure a test asserts is the author's decision."""
+        innermost = event.tries[-1]
+        handler = innermost.handlers[0][0]
+        if innermost.kind == "suppress":
+            return _suppress_also(handler, event.sink.raises, ctx, self.fix_title, self.fix_applicability)
+        if innermost.kind != "except":
+            return None
         return remedies.catch_also(handler, event.sink.raises, ctx, self.fix_title, self.fix_applicability)
+
+
+def _suppress_also(call, raised, ctx, title: str, applicability: str) -> Optional[Fix]:
+    """``contextlib.suppress(ValueError)`` -> ``contextlib.suppress(ValueError, BufferError)``."""
+    if not isinstance(call, cst.Call) or not raised or not call.args or any(a.star for a in call.args):
+        return None
+    args = list(call.args)
+    last = args[-1]
+    if not isinstance(last.comma, cst.Comma):
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(cst.Arg(cst.Name(raised)))
+    edit = replace(ctx, call, call.with_changes(args=args))
+    return Fix(title, applicability, (edit,), ()) if edit is not None else None
