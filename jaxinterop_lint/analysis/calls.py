@@ -78,7 +78,7 @@ class CallMixin(FactsMixin):
                 return self.library_call(node, fi.qname, pos, kw)
             result = self.func_call(node, fi, pos, kw)
             if fi.propagate and fi.source is None:
-                result = self.under_mesh(node, result, self.text(node.func) + "()" if hasattr(node, "func") else "a jitted call")
+                result = self.under_mesh(node, result, self.text(node.func) + "(...)" if hasattr(node, "func") else "a jitted call")
             return result
         if kind == V.LAUNCHER:
             for v, n in pos:

@@ -43,9 +43,12 @@ def note_alias(walker, node: cst.Assign) -> None:
     env = walker.env
     for name in [source] + [dotted(t.target) for t in node.targets]:
         # a fresh object per name, so that rebinding either one (even to an equal value,
-        # such as another safe array) ends the alias
+        # such as another safe array) ends the alias; the aliases noted before follow it
         if name is not None and name in env:
-            env[name] = replace(env[name])
+            old, env[name] = env[name], replace(env[name])
+            for alias, (src, src_value, alias_value) in list(aliases.items()):
+                aliases[alias] = (src, env[name] if src == name and src_value is old else src_value,
+                                  env[name] if alias == name and alias_value is old else alias_value)
     for t in node.targets:
         key = dotted(t.target)
         if key is not None and key != source:

@@ -214,8 +214,8 @@ class ModuleAnalysis:
 
     def project_value(self, value: Value) -> Value:
         """``value`` with a reference to a project name replaced by what that name is."""
-        if self.project is None or value.kind != "qname":
-            return value
+        if self.project is None or value.kind != "qname" or self.kb.declares(value.qname):
+            return value   # a name the configuration declares means what it says (facts.py)
         resolved = self.project.resolve(value.qname, self)
         return resolved if resolved is not None else value
 
