@@ -50,12 +50,18 @@ def module_name(ma) -> str:
 
 
 def declared_name(ma, rec) -> Optional[str]:
-    """The qualified name of the function ``rec`` of module ``ma`` when the configuration
-    names it (extend-sources, extend-sinks, extend-sanitizers), else None."""
+    """The name by which the configuration (extend-sources, extend-sinks, extend-sanitizers)
+    declares the function ``rec`` of module ``ma``, else None: its qualified name in that
+    module, or in a package above it (``mylib.shard_batch`` for ``shard_batch`` of
+    ``mylib/interop.py``: the public name a package re-exports it under)."""
     if not ma.kb.declared:
         return None
-    qn = f"{module_name(ma)}.{rec.name}"
-    return qn if ma.kb.declares(qn) else None
+    parts = module_name(ma).split(".")
+    for i in range(len(parts), 0, -1):
+        qn = ".".join(parts[:i] + [rec.name])
+        if ma.kb.declares(qn):
+            return qn
+    return None
 
 
 def _scalar_reduction(node) -> bool:

@@ -135,6 +135,11 @@ class ModuleAnalysis:
             self.ffi = ffi.find_callbacks(self.module, self.package)
         walker = Walker(self, None, self.globals, None, "<module>")
         walker.block(self.module.body)
+        if walker.env is not None and walker.env is not self.globals:
+            # a module-level if/try/for/with walks on a copy: the globals are what it ends
+            # with (functions look names up in this very dict, after the walk)
+            self.globals.clear()
+            self.globals.update(walker.env)
         return self
 
     def analyse_functions(self) -> "ModuleAnalysis":

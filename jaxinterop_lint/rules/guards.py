@@ -21,8 +21,10 @@ class IneffectiveSingleDeviceGuard(Rule):
     why = (
         "A fully replicated array on 8 devices holds 8 buffers, and a fully addressable one may "
         "span every local device: neither property says the array lives on one device, so the "
-        "export under the test still fails.  `len(x.devices()) == 1` admits exactly the arrays "
-        "that can be exported zero-copy.")
+        "export under the test still fails; the same properties of its sharding "
+        "(`x.sharding.is_fully_replicated`) are the same test.  `len(x.devices()) == 1` (or "
+        "`x.sharding.num_devices == 1`, `len(x.addressable_shards) == 1`, in an `if` or an "
+        "`assert`) admits exactly the arrays that can be exported zero-copy.")
     versions = "All JAX versions with jax.Array."
     INVALID = (
         "import torch\ndef f(r):\n    if r.is_fully_replicated:\n        return torch.from_dlpack(r)\n",
@@ -31,6 +33,8 @@ class IneffectiveSingleDeviceGuard(Rule):
         "def f(r):\n    if r.is_fully_replicated and r.ndim == 1:\n        return r.unsafe_buffer_pointer()\n",
         "import numpy as np\ndef f(r):\n    if r.is_fully_replicated:\n        return np.from_dlpack(r)\n",
         "import torch as T\ndef f(r):\n    if r.is_fully_replicated:\n        t = T.utils.dlpack.from_dlpack(r)\n        return t\n",
+        "import torch\ndef f(r):\n    if r.sharding.is_fully_replicated:\n        return torch.from_dlpack(r)\n",
+        "import numpy as np\ndef f(r):\n    assert r.sharding.is_fully_addressable\n    return np.from_dlpack(r)\n",
     )
     VALID = (
         "import torch\ndef f(r):\n    if len(r.devices()) == 1:\n        return torch.from_dlpack(r)\n",
@@ -39,6 +43,8 @@ class IneffectiveSingleDeviceGuard(Rule):
         "import torch\ndef f(r, t):\n    if r.is_fully_replicated:\n        return torch.from_dlpack(t)\n",
         "import torch\nimport numpy as np\ndef f():\n    r = np.ones(3)\n    if r.is_fully_replicated:\n        return torch.from_dlpack(r)\n",
         "import torch\ndef f(r):\n    ok = r.is_fully_replicated\n    return ok\n",
+        "import torch\ndef f(r):\n    if r.sharding.num_devices == 1:\n        return torch.from_dlpack(r)\n",
+        "import numpy as np\ndef f(r):\n    assert len(r.addressable_shards) == 1\n    return np.from_dlpack(r)\n",
     )
 
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:
@@ -65,7 +71,11 @@ class HandlerMissesInteropError(Rule):
         "JAX raises BufferError for DLPack and the buffer protocol and a RuntimeError "
         "(JaxRuntimeError) for pointers.  A fallback under `except ValueError:` or "
         "`except TypeError:` never runs: the error escapes.  `except Exception`, a bare except "
-        "and tuples that include the right class do catch it.")
+        "and tuples that include the right class do catch it.  The same holds for handlers that "
+        "are not `try`: `contextlib.suppress(...)`, and tests that assert the failure "
+        "(`pytest.raises(...)`, `self.assertRaises(...)`, `assertRaisesRegex(...)`): with the class "
+        "JAX raises they are no finding; with another class the finding is at the context "
+        "manager (the test fails with JAX's error instead of the one it expects).")
     versions = "jax >= 0.4.27 for BufferError on __dlpack__; JaxRuntimeError since 0.8."
     INVALID = (
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
@@ -80,6 +90,11 @@ class HandlerMissesInteropError(Rule):
         "try:\n    m = memoryview(y)\nexcept KeyError:\n    m = None\n",
         "import jax, torch as T\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = T.as_tensor(y)\nexcept RuntimeError:\n    t = None\n",
+        "import contextlib, jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "y = jax.device_put(x, NamedSharding(mesh, P()))\nwith contextlib.suppress(ValueError):\n    t = torch.from_dlpack(y)\n",
+        "import jax, pytest\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "def test_pointer_fails():\n    y = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "    with pytest.raises(BufferError):\n        y.unsafe_buffer_pointer()\n",
     )
     VALID = (
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
@@ -94,6 +109,15 @@ class HandlerMissesInteropError(Rule):
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    try:\n        t = torch.from_dlpack(y)\n    except ValueError:\n        t = None\n"
         "except BufferError:\n    t = None\n",
+        "import contextlib, jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "y = jax.device_put(x, NamedSharding(mesh, P()))\nwith contextlib.suppress(BufferError):\n    t = torch.from_dlpack(y)\n",
+        "import jax, pytest, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "def test_export_fails():\n    y = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "    with pytest.raises(BufferError, match='unsharded'):\n        torch.from_dlpack(y)\n",
+        "import jax, unittest\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "class T(unittest.TestCase):\n    def test_pointer_fails(self):\n"
+        "        y = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "        with self.assertRaises(RuntimeError):\n            y.unsafe_buffer_pointer()\n",
     )
 
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:
