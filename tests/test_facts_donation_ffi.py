@@ -123,6 +123,8 @@ FFI_CASES = {
     "np_copy_order": "np.copy(x, order='K')  # expect: JXI004",
     "np_array_positional_dtype": "np.array(x, np.float32)  # expect: JXI004",
     "np_array_copy_none": "np.array(x, copy=None)",
+    "np_asarray_positional_dtype_none": "np.asarray(x, None)",
+    "np_array_dtype_none_still_copies": "np.array(x, dtype=None)  # expect: JXI004",
     "np_asarray_dtype_none": "np.asarray(x, dtype=None)",
     "np_asanyarray": "np.asanyarray(x)",
     "np_asanyarray_copy": "np.asanyarray(x, copy=True)  # expect: JXI004",

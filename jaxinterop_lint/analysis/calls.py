@@ -203,7 +203,8 @@ class CallMixin(FactsMixin):
         if spec is not None:
             copy = kw.get("copy") if spec.copy_kw else None
             if (spec.dtype_kw and "dtype" in kw and not _none_or_false(kw["dtype"])) or \
-                    (spec.dtype_pos is not None and len(pos) > spec.dtype_pos):
+                    (spec.dtype_pos is not None and len(pos) > spec.dtype_pos
+                     and not _none_or_false(pos[spec.dtype_pos])):
                 how = "dtype"
             elif spec.copies and not _none_or_false(copy):
                 how = "default-copy"

@@ -363,7 +363,9 @@ FFI_OTHER_COPIES: dict[str, str] = {
     "copy.copy": "pickle", "copy.deepcopy": "pickle", "pickle.dumps": "pickle",
     "builtins.bytes": "bytes",
 }
-# Copying methods that Buffer does not have (``buf.copy()``: AttributeError, run as above).
+# Copying methods that Buffer does not have (``buf.copy()``, ``.clone()``, ``.tobytes()``,
+# ``.astype(...)``, ``.tolist()``: AttributeError, run as above; Buffer's public attributes are
+# dtype, ndim, shape and writeable).
 FFI_MISSING_COPY_METHODS = frozenset({"copy", "clone", "tobytes", "astype", "tolist"})
 # What each copying path raises inside the callback (run as above; JAX wraps it in a
 # JaxRuntimeError whose text has this line): how -> (class, message).
