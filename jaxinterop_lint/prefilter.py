@@ -49,7 +49,9 @@ def build(extra_sinks=()) -> Prefilter:
     for q in list(apis.CALL_SINKS) + list(apis.KERNEL_DECORATORS) + list(extra_sinks):
         root, _, rest = q.partition(".")
         last = q.rsplit(".", 1)[-1]
-        if root == "builtins":
+        if root == "builtins" or q in extra_sinks:
+            # a project's own sink is also called where its root is not spelled: in the
+            # module defining it, or after a relative import
             standalone.add(last)
         else:
             pairs.setdefault(root, set()).add(last)

@@ -19,7 +19,7 @@ from .analysis.module import ClassRecord, Summary
 from .knowledge.apis import Sink
 
 _KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,
-         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE, V.INSTANCE}
+         V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE, V.INSTANCE, V.MESH}
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ class Freezer:
             out["desc"] = v.desc
         if v.removed_capsule:
             out["rc"] = True
+        if v.devices is not None:
+            out["dv"] = list(v.devices)
         if v.elements is not None:
             out["el"] = [self.value(e, depth + 1) for e in v.elements]
         if v.parts is not None:
@@ -254,6 +256,7 @@ class Thawer:
         return V.Value(kind=d["k"], multi=self.origin(d.get("m")), deps=_deps(d.get("deps", ())),
                        qname=d.get("q"), func=fn, desc=d.get("desc"), cls=cls,
                        removed_capsule=d.get("rc", False),
+                       devices=tuple(d["dv"]) if "dv" in d else None,
                        elements=tuple(self.value(e) for e in d["el"]) if "el" in d else None,
                        parts=tuple((k, self.value(p)) for k, p in d["pt"]) if "pt" in d else None,
                        rest=self.value(d["r"]) if "r" in d else None, container=d.get("c"),

@@ -56,9 +56,10 @@ def test_flagged_lines_fail_and_unflagged_cases_run(path):
         flagged += 1
         assert not result["ok"], f"{case} is flagged but runs"
         if called:
-            # The callback's ValueError surfaces wrapped by XLA; its text names the line.
+            # The callback's error surfaces wrapped by XLA; its text names the class and the line.
             (f,) = called
-            assert "ValueError" in result["message"] and f"line {f.line}" in result["message"], result
+            named = re.search(r"raises (\w+)", f.message).group(1)
+            assert f"{named}: " in result["message"] and f"line {f.line}" in result["message"], result
             continue
         (f,) = mine
         line = f.extra.get("sink_line", f.line)

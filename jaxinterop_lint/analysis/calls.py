@@ -9,8 +9,10 @@ from typing import Optional
 import libcst as cst
 
 from ..knowledge import apis
+from . import placements
 from . import values as V
 from .events import FfiCopyEvent, RemovedEvent
+from .facts import FactsMixin, _short
 from .values import FuncInfo, Origin, Value
 
 # An evaluated argument: (value, expression node or None).
@@ -25,19 +27,15 @@ def _none_or_false(arg: Optional[Arg]) -> bool:
     return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value in ("False", "None")
 
 
-def _short(qn: str) -> str:
-    for long, short in (("jax.numpy.", "jnp."), ("numpy.", "np."), ("builtins.", "")):
-        if qn.startswith(long):
-            return short + qn[len(long):]
-    return qn
-
-
-class CallMixin:
+class CallMixin(FactsMixin):
     """Evaluate calls."""
 
     def e_call(self, node: cst.Call) -> Value:
         func = node.func
         f = recv = None
+        named = self.constant_getattr(func) if isinstance(func, cst.Call) else None
+        if named is not None:
+            return self.call_named_attribute(node, func, *named)
         if isinstance(func, cst.Attribute):
             f, recv = self.callee_of(func, self.eval(func.value))
         if f is None and recv is None:
@@ -66,7 +64,15 @@ class CallMixin:
         if kind == V.QNAME:
             return self.library_call(node, f.qname, pos, kw)
         if kind == V.FUNC:
-            return self.func_call(node, f.func, pos, kw)
+            fi = f.func
+            if fi.local is not None and fi.qname is not None and self.ma.kb.declares(fi.qname):
+                # a project function named in extend-sources/-sinks/-sanitizers: the
+                # configuration says what it does (README "Configuration")
+                return self.library_call(node, fi.qname, pos, kw)
+            result = self.func_call(node, fi, pos, kw)
+            if fi.propagate and fi.source is None:
+                result = self.under_mesh(node, result, self.text(node.func) + "(...)" if hasattr(node, "func") else "a jitted call")
+            return result
         if kind == V.LAUNCHER:
             for v, n in pos:
                 self.sink(node, "a numba.cuda kernel launch", apis.KERNEL_LAUNCH_SINK, v, n)
@@ -77,7 +83,15 @@ class CallMixin:
 
     # -- library functions ---------------------------------------------------------------
     def library_call(self, node, qn: str, pos: list, kw: dict) -> Value:
-        """A call of the library function ``qn`` (a qualified name)."""
+        """A call of the library function ``qn`` (a qualified name).  Under a mesh context
+        (``jax.set_mesh``) the arrays JAX makes are on every device of the mesh."""
+        result = self._library_call(node, qn, pos, kw)
+        if qn.startswith(apis.MESH_CONTEXT_MODULES) and qn not in apis.MESH_CONTEXT_EXEMPT \
+                and not qn.startswith("jax.nn.initializers.") and "device" not in kw:
+            result = self.under_mesh(node, result, f"{_short(qn)}()")
+        return result
+
+    def _library_call(self, node, qn: str, pos: list, kw: dict) -> Value:
         first = pos[0] if pos else None
         removed = apis.REMOVED_CALLS.get(qn)
         if removed is not None:
@@ -96,8 +110,11 @@ class CallMixin:
         sink = self.ma.kb.call_sinks.get(qn)
         if sink is not None:
             return self.call_sink(node, qn, sink, pos, kw)
-        if first is not None and first[0].kind == V.FFI_BUFFER and qn in apis.FFI_COPYING_BY_DEFAULT | apis.FFI_COPY_IF_ASKED:
+        if first is not None and first[0].kind == V.FFI_BUFFER and (qn in apis.FFI_ARRAY_CALLS or qn in apis.FFI_OTHER_COPIES):
             return self.ffi_host_copy(node, qn, pos, kw)
+        placed = self.placement_call(node, qn, pos, kw)
+        if placed is not None:
+            return placed
         structured = self.structure_call(node, qn, pos, kw)
         if structured is not None:
             return structured
@@ -122,10 +139,6 @@ class CallMixin:
             return V.multi(Origin(self.ma.kb.direct_sources[qn], node, self.ma, self.function))
         if qn in apis.SHARDING_CONSTRUCTORS:
             return Value(kind=V.SHARDING, desc=qn.rsplit(".", 1)[-1])
-        if qn in apis.SINGLE_DEVICE_CONSTRUCTORS:
-            return Value(kind=V.DEVICE)
-        if qn in apis.DEVICE_LISTS:
-            return Value(kind=V.DEVICE_LIST)
         if qn in self.ma.kb.sanitizers:
             return V.FOREIGN_VALUE if qn.startswith(apis.FOREIGN_MODULES) else V.SAFE_VALUE
         if qn.startswith(apis.PLACEMENT_MODULES):
@@ -152,6 +165,8 @@ class CallMixin:
         if target.deps and target.multi is None:
             return self.placed_by_parameter(node, qn, target)
         if target.kind == V.SHARDING:
+            if target.desc in ("PartitionSpec", "P") and placements.single(self.mesh_context()):
+                return V.SAFE_VALUE
             return V.multi(Origin(f"{_short(qn)} with {target.desc}", node, self.ma, self.function))
         if target.kind in (V.DEVICE,):
             return V.SAFE_VALUE
@@ -173,15 +188,22 @@ class CallMixin:
         return result
 
     def ffi_host_copy(self, node, qn: str, pos: list, kw: dict) -> Value:
-        """``np.array(buf)`` / ``np.asarray(buf, copy=True | dtype=...)`` on an FFI buffer."""
+        """A host-array function or a copy of an FFI buffer (apis.FFI_ARRAY_CALLS,
+        FFI_OTHER_COPIES): ``np.array(buf)``, ``np.copy(buf)``, ``np.asarray(buf, copy=True |
+        dtype=...)``, ``copy.deepcopy(buf)`` ..."""
         subject = pos[0][1]
-        how = None
-        if "dtype" in kw or len(pos) > 1:
-            how = "dtype"
-        elif qn in apis.FFI_COPYING_BY_DEFAULT and not _none_or_false(kw.get("copy")):
-            how = "default-copy"
-        elif _true(kw.get("copy")):
-            how = "copy=True"
+        how = apis.FFI_OTHER_COPIES.get(qn)
+        spec = apis.FFI_ARRAY_CALLS.get(qn)
+        if spec is not None:
+            copy = kw.get("copy") if spec.copy_kw else None
+            if (spec.dtype_kw and "dtype" in kw and not _none_or_false(kw["dtype"])) or \
+                    (spec.dtype_pos is not None and len(pos) > spec.dtype_pos
+                     and not _none_or_false(pos[spec.dtype_pos])):
+                how = "dtype"
+            elif spec.copies and not _none_or_false(copy):
+                how = "default-copy"
+            elif _true(copy):
+                how = "array-copy=True"
         if how is not None:
             self.record(FfiCopyEvent(node, f"{_short(qn)}()", subject, how, self.function))
         return V.FOREIGN_VALUE
@@ -218,7 +240,8 @@ class CallMixin:
         required = apis.SOURCE_WRAPPERS.get(qn)
         if source is None and required is not None:
             present = [k for k in required if k in kw and not _none_or_false(kw[k])]
-            single_out = "out_shardings" in kw and kw["out_shardings"][0].kind == V.DEVICE
+            single_out = _single_placement(kw["out_shardings"]) if "out_shardings" in kw else \
+                bool(present) and all(_single_placement(kw[k]) for k in present)
             if (not required or present) and not single_out:
                 what = _WRAPPER_NAMES.get(qn, _short(qn)) + " function"
                 if present:
@@ -232,6 +255,15 @@ class CallMixin:
         return Value(kind=V.FUNC, func=replace(
             base, source=source, propagate=base.propagate or qn in apis.PROPAGATING_WRAPPERS or source is not None,
             donate=donate, donate_names=donate_names, partial_of=None))
+
+
+def _single_placement(arg: Arg) -> bool:
+    """Whether a ``*_shardings=`` argument names one-device placements only (a Device, a
+    SingleDeviceSharding, a NamedSharding on a one-device mesh, or a tuple of them)."""
+    value = arg[0]
+    if value.kind == V.DEVICE:
+        return True
+    return bool(value.elements) and all(e.kind == V.DEVICE for e in value.elements)
 
 
 def _literals(arg: Optional[Arg], kind) -> frozenset:

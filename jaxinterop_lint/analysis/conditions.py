@@ -1,10 +1,13 @@
 """Device-count guards: what an ``if``/``assert`` test proves on each branch.
 
-``len(x.devices()) == 1``, ``len(x.sharding.device_set) == 1``, ``x.sharding.num_devices == 1``
-and ``isinstance(x.sharding, SingleDeviceSharding)`` make ``x`` single-device where they hold;
+``len(x.devices()) == 1``, ``len(x.sharding.device_set) == 1``, ``x.sharding.num_devices == 1``,
+``len(x.addressable_shards) == 1``, ``len(x.global_shards) == 1`` and ``isinstance(x.sharding,
+SingleDeviceSharding)`` make ``x`` single-device where they hold (in ``if`` and ``assert``
+tests alike);
 ``len(jax.devices()) == 1``, ``jax.device_count() == 1`` and ``jax.local_device_count() == 1``
 make every array single-device (jax-interop.md section 6).  ``x.is_fully_replicated`` and
-``x.is_fully_addressable`` prove nothing (section 1): they are remembered on ``x`` so that an
+``x.is_fully_addressable`` prove nothing (section 1), nor do the same properties of its
+sharding (``x.sharding.is_fully_replicated``): they are remembered on ``x`` so that an
 export under them is reported as an ineffective guard (rule JXI006).
 """
 from __future__ import annotations
@@ -47,7 +50,9 @@ def _count_subject(walker, node):
                     return ALL
             if isinstance(arg, cst.Attribute) and arg.attr.value in apis.DEVICE_SET_ATTRIBUTES:
                 return _sharding_owner(arg.value)
-    if isinstance(node, cst.Attribute) and node.attr.value == "num_devices":
+            if isinstance(arg, cst.Attribute) and arg.attr.value in apis.SHARD_LIST_ATTRIBUTES:
+                return dotted(arg.value)
+    if isinstance(node, cst.Attribute) and node.attr.value in apis.SHARDING_COUNT_ATTRIBUTES:
         return _sharding_owner(node.value)
     return None
 
@@ -77,7 +82,7 @@ def refinements(walker, test) -> tuple[dict, dict]:
             return {**lt, **rt}, {}
         return {}, {**lf, **rf}
     if isinstance(test, cst.Attribute) and test.attr.value in apis.FALSE_GUARD_ATTRIBUTES:
-        key = dotted(test.value)
+        key = _sharding_owner(test.value) or dotted(test.value)
         return ({key: FALSE_GUARD}, {}) if key else ({}, {})
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" \
             and len(test.args) == 2:

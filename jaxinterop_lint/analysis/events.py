@@ -17,11 +17,15 @@ from .values import Value
 @dataclass(frozen=True)
 class TryContext:
     """An enclosing ``try``: its handlers as ``(except node, caught class names or None for
-    a bare except)``; ``caller`` when the ``try`` is in a function that calls the one holding
-    the export (a calling context)."""
+    a bare except)``.  ``kind`` is ``except`` for a ``try`` statement, or for a ``with``
+    whose context manager catches (``node`` the with statement, the handler node the context
+    manager's call): ``suppress`` (``contextlib.suppress``) or ``expects`` (a test that asserts
+    the failure: ``pytest.raises``, ``self.assertRaises`` ...).  ``caller`` when the ``try``
+    is in a function that calls the one holding the export (a calling context)."""
 
     node: Any
     handlers: tuple
+    kind: str = "except"
     caller: bool = False
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 
 from ..knowledge import apis
 from . import parts as P
+from . import placements
 from . import values as V
 from .events import RemovedEvent, SinkEvent
 from .values import Value
@@ -99,6 +100,8 @@ class ExprMixin:
             return V.UNKNOWN_VALUE
         if kind == V.INSTANCE:
             return self.instance_attribute(recv, attr, node)
+        if kind == V.MESH and attr in apis.MESH_DEVICE_ATTRIBUTES:
+            return placements.device_list(recv.devices)
         if kind == V.CLASS:
             method = recv.cls.methods.get(attr)
             if method is None:
@@ -150,7 +153,7 @@ class ExprMixin:
                 self.eval_children(sl)
         kind = recv.kind
         if kind == V.DEVICE_LIST:
-            return Value(kind=V.DEVICE)
+            return placements.indexed(recv.devices, node.slice)
         if kind == V.KERNEL:
             return Value(kind=V.LAUNCHER)
         if kind == V.SAFE_LIST:

@@ -9,13 +9,14 @@ import libcst as cst
 
 from ..knowledge import apis
 from ..knowledge import structures as S
-from . import conditions
+from . import conditions, donation, handlers
 from . import parts as P
 from . import values as V
 from .bindings import BindingMixin
 from .calls import CallMixin
 from .classes import ClassMixin
 from .events import RemovedEvent, SinkEvent, TryContext
+from .facts import declared_name
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
 from .imports import import_bindings
 from .invoke import InvokeMixin
@@ -140,6 +141,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         v = conditions.stored_test(self, node.value, self.eval(node.value))
         for t in node.targets:
             self.assign(t.target, v, node)
+        donation.note_alias(self, node)
 
     def s_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -288,11 +290,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self.loop(node, lambda: self.eval(node.test))
 
     def s_with(self, node: cst.With) -> None:
-        for item in node.items:
-            self.eval(item.item)
-            if item.asname is not None:
-                self.assign(item.asname.name, V.UNKNOWN_VALUE, node)
-        self.suite(node.body)
+        with handlers.entered(self, node):   # the items: handlers, mesh contexts, `as` names
+            self.suite(node.body)
 
     def s_try(self, node) -> None:
         handlers = tuple((h, self.caught(h)) for h in node.handlers)
@@ -350,7 +349,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
 
     def s_def(self, node: cst.FunctionDef) -> None:
         rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
-        value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec))
+        value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec, qname=declared_name(self.ma, rec)))
         for dec in reversed(node.decorators):
             d = self.eval(dec.decorator)
             if d.kind == V.QNAME and d.qname == "builtins.staticmethod":

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..knowledge import apis
+from . import donation
 from . import parts as P
 from . import values as V
-from .calls import _true
 from .contexts import ContextEntry
-from .events import CallFrame, FfiCopyEvent
+from .events import CallFrame
 from .imports import dotted
 from .values import FuncInfo, Origin, Value
 
@@ -20,21 +20,13 @@ class InvokeMixin:
     def method_call(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Value:
         """``<recv>.<attr>(*pos, **kw)`` where ``recv`` is not a module or class."""
         receiver_node = node.func.value
+        known = self.known_method(node, recv, attr, pos, kw)   # facts.py: FFI buffers, stages, device arrays
+        if known is not None:
+            return known
         sink = apis.METHOD_SINKS.get(attr)
         if sink is not None:
-            if recv.kind == V.FFI_BUFFER:
-                if attr == "__dlpack__" and _true(kw.get("copy")):
-                    self.record(FfiCopyEvent(node, "__dlpack__()", receiver_node, "copy=True", self.function))
-            else:
-                self.sink(node, f"`.{attr}()`", sink, recv, receiver_node)
+            self.sink(node, f"`.{attr}()`", sink, recv, receiver_node)
             return Value(kind=V.CAPSULE) if attr == "__dlpack__" else V.SAFE_VALUE
-        if recv.kind == V.FFI_BUFFER:
-            if attr == "__array__":
-                how = "dtype" if (pos or "dtype" in kw) else ("copy=True" if _true(kw.get("copy")) else None)
-                if how:
-                    self.record(FfiCopyEvent(node, "__array__()", receiver_node, how, self.function))
-                return V.FOREIGN_VALUE
-            return V.SAFE_VALUE
         if attr in apis.CAPSULE_PRODUCER_NAMES:
             return Value(kind=V.CAPSULE)
         if attr in apis.PLACEMENT_METHODS:
@@ -218,7 +210,7 @@ class InvokeMixin:
             out = V.join(out, self.placed_through(ret.placed_by, bind, rec, node))
         guard = self.map_guard(ret, bind, rec, node)
         if out is None:
-            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.FUNC,
+            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE):
                 out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
                               placed_by=None, guard=None, count_of=None)
@@ -292,13 +284,6 @@ class InvokeMixin:
         return guard, count
 
     def donate(self, arg_node, call_node) -> None:
-        """Mark the variable passed as ``arg_node`` as donated to ``call_node``."""
-        key = dotted(arg_node) if arg_node is not None else None
-        if key is None or self.env is None:
-            return
-        current = self.read_key(key)
-        self.write_key(key, V.evolve(current, donated=call_node))
-        if current.deps and self.rec is not None:
-            self.donated_params |= frozenset(p for p, _ in current.deps)
-
-
+        """Mark the variable passed as ``arg_node`` as donated to ``call_node`` (and its
+        aliases; not a host value): see :mod:`.donation`."""
+        donation.donate(self, arg_node, call_node)

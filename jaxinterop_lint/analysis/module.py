@@ -150,6 +150,11 @@ class ModuleAnalysis:
             self.ffi = ffi.find_callbacks(self.module, self.package)
         walker = Walker(self, None, self.globals, None, "<module>")
         walker.block(self.module.body)
+        if walker.env is not None and walker.env is not self.globals:
+            # a module-level if/try/for/with walks on a copy: the globals are what it ends
+            # with (functions look names up in this very dict, after the walk)
+            self.globals.clear()
+            self.globals.update(walker.env)
         return self
 
     def analyse_functions(self) -> "ModuleAnalysis":
@@ -241,8 +246,8 @@ class ModuleAnalysis:
 
     def project_value(self, value: Value) -> Value:
         """``value`` with a reference to a project name replaced by what that name is."""
-        if self.project is None or value.kind != "qname":
-            return value
+        if self.project is None or value.kind != "qname" or self.kb.declares(value.qname):
+            return value   # a name the configuration declares means what it says (facts.py)
         resolved = self.project.resolve(value.qname, self)
         return resolved if resolved is not None else value
 

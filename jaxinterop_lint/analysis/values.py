@@ -37,6 +37,7 @@ FFI_BUFFER = "ffi-buffer"
 CAPSULE = "capsule"      # a DLPack capsule
 INSTANCE = "instance"    # an instance of a class of this module: ``cls`` holds it
 CLASS = "class"
+MESH = "mesh"            # a jax.sharding.Mesh: ``devices`` holds the shape of its device array
 
 ANY = "*"                # the key of "some element" of an iteration (a dict's keys)
 ITEM = "[*"              # the key of an entry or element read with a subscript that is not constant
@@ -150,6 +151,9 @@ class Value:
     cls: Any = None
     removed_capsule: bool = False
     depth: int = field(default=0, compare=False)
+    # DEVICE_LIST / MESH / SHARDING: the shape of the device array (a tuple of ints, None for
+    # an unknown dimension), or None when nothing is known (analysis/placements.py)
+    devices: Optional[tuple] = None
     via_import: bool = field(default=False, compare=False)
 
     @property
@@ -264,6 +268,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         count_of=a.count_of if a.count_of is not None and a.count_of == b.count_of else None,
         placed_by=a.placed_by if a.placed_by == b.placed_by else (a.placed_by or b.placed_by),
         others=others, container=_container(a, b), cls=base.cls, removed_capsule=a.removed_capsule and b.removed_capsule, depth=depth,
+        devices=a.devices if a.devices == b.devices else None,
     )
 
 
@@ -372,9 +377,11 @@ def fixpoint_key(value: Optional[Value]):
         return None
     if not value.structured and not value.others:
         return (value.kind, value.multi is not None, value.deps, value.qname, value.donated is not None,
-                value.false_guard is not None, value.param_array, value.ref, value.placed_by is not None)
+                value.false_guard is not None, value.param_array, value.ref, value.placed_by is not None,
+                value.devices)
     return (value.kind, value.multi is not None, value.deps, value.qname, value.donated is not None,
             value.false_guard is not None, value.param_array, value.ref, value.placed_by is not None,
+            value.devices,
             None if value.elements is None else tuple(fixpoint_key(e) for e in value.elements),
             None if value.parts is None else tuple((k, fixpoint_key(p)) for k, p in value.parts),
             fixpoint_key(value.rest), len(value.others))

@@ -218,10 +218,12 @@ def single_device_guard(event, ctx, title: str, applicability: str) -> Optional[
             walk(test.left)
             walk(test.right)
         elif isinstance(test, cst.Attribute) and test.attr.value in apis.FALSE_GUARD_ATTRIBUTES:
-            key = dotted(test.value)
+            receiver = test.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == "sharding":
+                receiver = receiver.value   # x.sharding.is_fully_replicated: the same test of x
+            key = dotted(receiver)
             if key is None or (want is not None and key != want):
                 return
-            receiver = test.value
             if negated_by is not None:
                 edits.append(replace(ctx, negated_by, _one_device(receiver, False)))
             else:

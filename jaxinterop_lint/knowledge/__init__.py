@@ -15,6 +15,14 @@ class Knowledge:
     call_sinks: dict = field(default_factory=lambda: dict(apis.CALL_SINKS))
     direct_sources: dict = field(default_factory=lambda: dict(apis.DIRECT_SOURCES))
     sanitizers: frozenset = apis.SANITIZERS
+    declared: frozenset = frozenset()
+    """The qualified names the configuration added (they may name the project's own
+    functions: a call of one of them means what the configuration says, not what the
+    function's body does)."""
+
+    def declares(self, qn: str) -> bool:
+        """Whether the configuration names ``qn`` as a source, a sink or a sanitizer."""
+        return qn in self.declared
 
     def extended(self, sources=(), sinks=None, sanitizers=()) -> "Knowledge":
         """A copy with more sources (qualified names), sinks (qualified name -> protocol
@@ -25,8 +33,9 @@ class Knowledge:
         direct = dict(self.direct_sources)
         for qn in sources:
             direct[qn] = f"{qn}() (extend-sources)"
+        declared = self.declared | frozenset(sources) | frozenset(sinks or ()) | frozenset(sanitizers)
         return Knowledge(call_sinks=call_sinks, direct_sources=direct,
-                         sanitizers=self.sanitizers | frozenset(sanitizers))
+                         sanitizers=self.sanitizers | frozenset(sanitizers), declared=declared)
 
 
 DEFAULT_KNOWLEDGE = Knowledge()

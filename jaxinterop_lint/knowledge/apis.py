@@ -137,10 +137,113 @@ PLACEMENT_METHODS = frozenset({"to_device"})
 # Constructors of placements.
 SHARDING_CONSTRUCTORS = frozenset({
     "jax.sharding.NamedSharding", "jax.NamedSharding", "jax.sharding.PartitionSpec", "jax.P",
-    "jax.sharding.PmapSharding", "jax.sharding.GSPMDSharding", "jax.sharding.PositionalSharding",
+    "jax.sharding.PmapSharding", "jax.sharding.PmapSharding.default", "jax.sharding.GSPMDSharding",
+    "jax.sharding.PositionalSharding",
 })
 SINGLE_DEVICE_CONSTRUCTORS = frozenset({"jax.sharding.SingleDeviceSharding"})
 DEVICE_LISTS = frozenset({"jax.devices", "jax.local_devices"})
+
+# ---- Exact placements (issue 12): device arrays, meshes and how many devices they hold ----
+# A device array is a list or ``np.ndarray`` of Devices; the analysis keeps its shape
+# (``Value.devices``, unknown dimensions None) and a mesh's device count is its product.
+# Every entry below was run with jax 0.10.2 on 8 CPU devices
+# (``XLA_FLAGS=--xla_force_host_platform_device_count=8``).
+#
+# ``jax.devices()`` / ``jax.local_devices()`` hold an unknown number (>= 1) of devices;
+# ``[:1]``, ``[-1:]``, ``[i:i+1]`` of them hold one; ``np.array(devs)`` / ``np.asarray(devs)``
+# keep the shape; ``.reshape(1, 1)`` has the literal shape (a reshape to another count raises).
+DEVICE_ARRAY_CONVERTERS = frozenset({"numpy.array", "numpy.asarray", "builtins.list", "builtins.tuple"})
+# Methods of a device array: name -> what its result's shape is ("reshape": the literal shape
+# given, "flat": one dimension of the same count, "same": unchanged, "reverse": transposed).
+DEVICE_ARRAY_METHODS: dict[str, str] = {
+    "reshape": "reshape", "flatten": "flat", "ravel": "flat", "copy": "same", "tolist": "same",
+    "transpose": "reverse", "squeeze": "flat",
+}
+# Calls that build a device array or a mesh from a literal shape: qualified name -> (what it
+# returns: "mesh" or "devices", indexes of the shape arguments whose product is the count,
+# their keyword names).  ``jax.make_mesh((1,), ("x",))`` takes the first device of 8
+# (jax/_src/mesh_utils.py and jax/_src/sharding_impls.py make_mesh, jax 0.10.2);
+# ``create_device_mesh(shape)`` raises unless the product equals the devices it is given.
+MESH_SHAPE_CALLS: dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]] = {
+    "jax.make_mesh": ("mesh", (0,), ("axis_shapes",)),
+    "jax.experimental.mesh_utils.create_device_mesh": ("devices", (0,), ("mesh_shape",)),
+    "jax.experimental.mesh_utils.create_hybrid_device_mesh": ("devices", (0, 1), ("mesh_shape", "dcn_mesh_shape")),
+}
+# ``Mesh(devices, axis_names)``: the mesh holds the device array it is given
+# (jax/_src/mesh.py Mesh.__new__ takes ``np.ndarray | Sequence[Device]``, jax 0.10.2).
+MESH_CONSTRUCTORS: dict[str, tuple[int, str]] = {
+    "jax.sharding.Mesh": (0, "devices"),
+    "jax.experimental.maps.Mesh": (0, "devices"),
+}
+# ``mesh.devices`` is the mesh's device array.
+MESH_DEVICE_ATTRIBUTES = frozenset({"devices"})
+# Shardings built on a mesh: qualified name -> (positional index, keyword) of the mesh.  On a
+# one-device mesh the sharding is a single-device placement: ``jax.device_put(x,
+# NamedSharding(jax.make_mesh((1,), ("x",)), P("x")))`` has one device and exports zero-copy
+# (run: ../shared/cases-depth/mesh_sizes.py); ``sharding.num_devices`` is 1.
+MESH_SHARDINGS: dict[str, tuple[int, str]] = {
+    "jax.sharding.NamedSharding": (0, "mesh"),
+    "jax.NamedSharding": (0, "mesh"),
+}
+# A PartitionSpec placement uses the mesh set by ``jax.set_mesh`` (jax/_src/sharding_impls.py,
+# jax 0.10.2): under a one-device mesh ``jax.device_put(x, P("x"))`` has one device.
+PARTITION_SPECS = frozenset({"jax.sharding.PartitionSpec", "jax.P"})
+
+# ---- Mesh contexts (issue 12) ---------------------------------------------------------
+# ``jax.set_mesh(mesh)``, as a context manager or a global setter (its docstring in
+# jax/_src/sharding_impls.py, jax 0.10.2).  Run with jax 0.10.2 on 8 CPU devices, with a
+# mesh of N > 1 devices set (Explicit or Auto axes): every array that ``jax.numpy``,
+# ``jax.random``, ``jax.lax``, ``jax.nn`` create or compute, and every output of a jitted
+# function, is replicated on the N devices (``jnp.zeros(8)`` -> 8 devices, and the export
+# raises BufferError); ``jax.device_put(x)`` with no target, ``device=<Device>``,
+# ``jnp.from_dlpack`` / ``jax.dlpack.from_dlpack`` keep one device; a one-device mesh keeps
+# everything on one device.  ``jax.sharding.use_mesh`` set the same mesh before JAX 0.7.1
+# (CHANGELOG 0.7.1: "Removed jax.sharding.use_mesh in favor of jax.set_mesh"; not run).
+# ``with mesh:`` (the Mesh's own context manager) places nothing: arrays made under it keep
+# one device (run) -- it only names axes for ``with_sharding_constraint`` and pjit.
+MESH_CONTEXTS = frozenset({"jax.set_mesh", "jax.sharding.set_mesh", "jax.sharding.use_mesh"})
+# Modules whose calls make arrays that a multi-device mesh context puts on every device.
+MESH_CONTEXT_MODULES = ("jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.image.")
+# ... except these, which do not return a new array or keep their input's placement (run).
+MESH_CONTEXT_EXEMPT = frozenset({
+    "jax.numpy.from_dlpack", "jax.numpy.shape", "jax.numpy.ndim", "jax.numpy.size",
+    "jax.numpy.dtype", "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.issubdtype",
+    "jax.numpy.result_type", "jax.numpy.promote_types", "jax.numpy.can_cast", "jax.numpy.isdtype",
+    "jax.numpy.isscalar", "jax.numpy.iscomplexobj", "jax.numpy.isrealobj",
+})
+
+# ---- Compiled executables (issue 12) --------------------------------------------------
+# ``f.lower(*args)``, ``.trace(*args)`` and ``.compile()`` of a jitted function give a stage
+# whose call returns what the jitted function returns: with in/out shardings on 8 devices,
+# ``jax.jit(f, in_shardings=s, out_shardings=s).lower(x).compile()(x)`` has 8 devices; a plain
+# jit's compiled call follows its argument (run with jax 0.10.2 on 8 CPU devices; jax/_src/stages.py).
+COMPILE_STAGES = frozenset({"lower", "trace", "compile"})
+
+# ---- flax.jax_utils (issue 12; flax 0.12.8 flax/jax_utils.py, run on 8 CPU devices) ----
+# ``replicate(tree, devices=None)``: ``jax.device_put(jnp.stack([x] * n), NamedSharding(Mesh(
+# devices), P(axis)))`` for every leaf, ``devices`` defaulting to ``jax.local_devices()``: on
+# every local device (a one-device list gives one device).  ``prefetch_to_device(iterator,
+# size, devices=None)`` yields every batch placed the same way.  value: the positional index
+# and keyword of the ``devices`` argument.
+FLAX_REPLICATORS: dict[str, tuple[int, str]] = {
+    "flax.jax_utils.replicate": (1, "devices"),
+    "flax.jax_utils.prefetch_to_device": (2, "devices"),
+}
+# ``unreplicate(tree)`` returns, for each leaf, ``x`` itself when ``x.ndim == 0`` (a replicated
+# scalar stays on every device: run, 8 devices, and the export raises BufferError),
+# ``x.addressable_shards[0].data`` when it is fully replicated, else ``...data.squeeze(0)``:
+# one device for every array with a dimension.
+FLAX_UNREPLICATE = "flax.jax_utils.unreplicate"
+# Reductions whose result is a 0-d array when called with no axis (so unreplicate keeps it on
+# every device): ``jnp.mean(x)``, ``x.sum()`` ...
+SCALAR_REDUCTIONS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "all", "any", "argmax", "argmin",
+    "median", "nanmean", "nansum", "nanmax", "nanmin", "amax", "amin", "average", "count_nonzero",
+    "linalg.norm", "vdot", "logsumexp",
+})
+
+# getattr(module, "<constant>") is the attribute it names.
+GETATTR = "builtins.getattr"
 
 # Calls whose result is a safe (host or single-device) value (section 6).
 SANITIZERS = frozenset({
@@ -150,7 +253,6 @@ SANITIZERS = frozenset({
     "builtins.print", "builtins.type", "builtins.id", "builtins.hash",
     "jax.experimental.multihost_utils.process_allgather",
     "jax.experimental.multihost_utils.broadcast_one_to_all",
-    "flax.jax_utils.unreplicate",
 })
 # Methods and attributes of an array whose result is safe.
 SAFE_METHODS = frozenset({
@@ -177,19 +279,105 @@ FOREIGN_MODULES = ("numpy.", "torch.", "cupy.", "numba.", "warp.", "tensorflow."
 
 # Device-count guards (section 6).  Called as ``len(<x>.devices())``, compared with 1.
 DEVICE_COUNT_METHODS = frozenset({"devices"})
-DEVICE_SET_ATTRIBUTES = frozenset({"device_set"})
+# ``len(x.sharding.<attr>) == 1``: jax/_src/sharding.py Sharding.device_set,
+# addressable_devices (jax 0.10.2).
+DEVICE_SET_ATTRIBUTES = frozenset({"device_set", "addressable_devices"})
+# ``x.sharding.num_devices == 1``: Sharding.num_devices is ``len(self.device_set)``
+# (jax/_src/sharding.py, jax 0.10.2; run: 8 for a replicated array on 8 devices).
+SHARDING_COUNT_ATTRIBUTES = frozenset({"num_devices"})
+# ``len(x.<attr>) == 1`` on the array: one shard per device it spans (run, jax 0.10.2:
+# ``len(x.addressable_shards) == len(x.global_shards) == 8`` for a replicated array on 8
+# devices).  ``addressable_shards`` counts this process's devices only: exact in one process.
+SHARD_LIST_ATTRIBUTES = frozenset({"addressable_shards", "global_shards"})
 GLOBAL_DEVICE_COUNTS = frozenset({"jax.device_count", "jax.local_device_count"})
 # Tests that do *not* guard (rule JXI006): a replicated array passes them and still spans
-# every device.
+# every device.  ``x.sharding.is_fully_replicated`` is the same property of the array's
+# sharding (jax/_src/array.py ArrayImpl.is_fully_replicated returns
+# ``self.sharding.is_fully_replicated``, jax 0.10.2).
 FALSE_GUARD_ATTRIBUTES = frozenset({"is_fully_replicated", "is_fully_addressable"})
+
+# ---- Handlers that are not ``try`` (issue 12) -----------------------------------------
+# Context managers that catch what their body raises: qualified name -> kind.  ``suppress``
+# swallows the classes it names (contextlib); ``expects``: a test that asserts the failure
+# (pytest.raises, numpy.testing.assert_raises): the export failing there is what the test
+# wants.  The caught classes are the positional arguments (suppress) or the first one.
+# (contextlib.suppress, pytest.raises and unittest.TestCase.assertRaises as documented; run
+# with jax 0.10.2 on 8 CPU devices: fixtures/runtime/guards_handlers_forms.py.)
+EXCEPTION_CONTEXTS: dict[str, str] = {
+    "contextlib.suppress": "suppress",
+    "pytest.raises": "expects",
+    "numpy.testing.assert_raises": "expects",
+    "numpy.testing.assert_raises_regex": "expects",
+}
+# ``self.assertRaises(BufferError)`` and the like (unittest.TestCase, absl.testing), as a
+# context manager, on any receiver.
+EXPECTING_METHODS = frozenset({
+    "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertRaisesWithLiteralMatch",
+    "assertRaisesWithPredicateMatch",
+})
 
 # FFI buffers (section 3): the callback of buffer_callback receives (ctx, out, *args).
 BUFFER_CALLBACK = frozenset({"jax.experimental.buffer_callback.buffer_callback"})
 BUFFER_TYPES = frozenset({"jax.experimental.buffer_callback.Buffer"})
 EXECUTION_CONTEXT_TYPES = frozenset({"jax.experimental.buffer_callback.ExecutionContext"})
-# Host copies of an FFI buffer: ``numpy.array`` copies by default under NumPy 2.
+# Host copies of an FFI buffer: ``numpy.array`` copies by default under NumPy 2.  (The two sets
+# the JXI004 fix rewrites to ``np.from_dlpack(buf).copy()`` / ``.astype(dtype)``.)
 FFI_COPYING_BY_DEFAULT = frozenset({"numpy.array"})
-FFI_COPY_IF_ASKED = frozenset({"numpy.asarray"})
+FFI_COPY_IF_ASKED = frozenset({"numpy.asarray", "numpy.asanyarray"})
+
+
+@dataclass(frozen=True)
+class FfiCopy:
+    """How a host-array function treats an FFI ``Buffer`` argument (its first).
+
+    ``copies``: it asks ``Buffer.__array__`` for a copy without being told (NumPy 2);
+    ``copy_kw``: it takes ``copy=`` (``copy=True`` copies, ``False``/``None`` do not);
+    ``dtype_pos``: the positional index of its ``dtype`` (None: keyword only or none) --
+    any dtype makes ``Buffer.__array__`` raise; ``dtype_kw``: it takes ``dtype=``.
+    """
+
+    copies: bool = False
+    copy_kw: bool = True
+    dtype_pos: Optional[int] = 1
+    dtype_kw: bool = True
+
+
+# Every NumPy function that reads an FFI buffer through ``__array__`` with a copy or a dtype,
+# run under ``buffer_callback`` with jax 0.10.2 and numpy 2.4 on CPU (the ValueErrors of
+# FFI_COPY_FAILURES); the other readers (``np.asarray(buf)``, ``np.ascontiguousarray(buf)``,
+# ``np.stack``, ``np.sum``, ``np.from_dlpack``, ``torch.tensor``, ``torch.asarray(buf,
+# copy=True)`` ...) work there.
+FFI_ARRAY_CALLS: dict[str, FfiCopy] = {
+    "numpy.array": FfiCopy(copies=True),
+    "numpy.asarray": FfiCopy(),
+    "numpy.asanyarray": FfiCopy(),
+    "numpy.copy": FfiCopy(copies=True, copy_kw=False, dtype_pos=None, dtype_kw=False),
+    "numpy.ascontiguousarray": FfiCopy(copy_kw=False),
+    "numpy.asfortranarray": FfiCopy(copy_kw=False),
+    "numpy.require": FfiCopy(copy_kw=False),
+    "numpy.ma.array": FfiCopy(),
+}
+# Copies that go through pickling or the bytes protocol, which Buffer lacks (run as above):
+# qualified name -> the "how" of FFI_COPY_FAILURES.
+FFI_OTHER_COPIES: dict[str, str] = {
+    "copy.copy": "pickle", "copy.deepcopy": "pickle", "pickle.dumps": "pickle",
+    "builtins.bytes": "bytes",
+}
+# Copying methods that Buffer does not have (``buf.copy()``, ``.clone()``, ``.tobytes()``,
+# ``.astype(...)``, ``.tolist()``: AttributeError, run as above; Buffer's public attributes are
+# dtype, ndim, shape and writeable).
+FFI_MISSING_COPY_METHODS = frozenset({"copy", "clone", "tobytes", "astype", "tolist"})
+# What each copying path raises inside the callback (run as above; JAX wraps it in a
+# JaxRuntimeError whose text has this line): how -> (class, message).
+FFI_COPY_FAILURES: dict[str, tuple[str, str]] = {
+    "copy=True": ("ValueError", "Buffer.__dlpack__ with copy=True is not supported."),
+    "default-copy": ("ValueError", "Buffer.__array__ with copy=True is not supported."),
+    "array-copy=True": ("ValueError", "Buffer.__array__ with copy=True is not supported."),
+    "dtype": ("ValueError", "dtype parameter is not supported by Buffer.__array__."),
+    "pickle": ("TypeError", "cannot pickle 'Buffer' object"),
+    "bytes": ("TypeError", "cannot convert 'Buffer' object to bytes"),
+    "no-method": ("AttributeError", "'Buffer' object has no attribute '{name}'"),
+}
 FFI_ZERO_COPY_VIEWS = frozenset({
     "numpy.from_dlpack", "torch.from_dlpack", "numpy.asarray", "cupy.from_dlpack",
     "torch.utils.dlpack.from_dlpack",

@@ -16,7 +16,10 @@ class ExportAfterDonation(Rule):
         "`donate_argnums` / `donate_argnames` let XLA reuse the argument's buffer for the output: "
         "after the call the argument is deleted, and exporting it fails (jax 0.10.2 on CPU: "
         "`np.from_dlpack` raises `RuntimeError: Array has been deleted`, `unsafe_buffer_pointer` "
-        "a JaxRuntimeError, `torch.from_dlpack` a TypeError).  Export the value returned by the call, or stop donating.")
+        "a JaxRuntimeError, `torch.from_dlpack` a TypeError).  Every name bound to the same "
+        "array is deleted with it (`prev = state; state = step(state)` deletes `prev`).  A NumPy "
+        "array passed there is not: JAX donates the device copy it makes of it.  Export the "
+        "value returned by the call, or stop donating.")
     versions = "All JAX versions (donation exists since jax 0.2)."
     INVALID = (
         "import jax, torch\nstep = jax.jit(f, donate_argnums=0)\nnew = step(x)\nt = torch.from_dlpack(x)\n",
@@ -29,6 +32,8 @@ class ExportAfterDonation(Rule):
         "import jax, torch\nstep = jax.jit(f, donate_argnums=0)\nfor i in range(3):\n"
         "    out = step(x)\n    t = torch.from_dlpack(x)\n",
         "import jax\nstep = jax.jit(f, donate_argnums=1)\nout = step(a, b)\np = b.unsafe_buffer_pointer()\n",
+        "import jax, numpy as np\nstep = jax.jit(f, donate_argnums=0)\ndef train(state):\n"
+        "    prev = state\n    state = step(state)\n    return np.from_dlpack(prev)\n",
     )
     VALID = (
         "import jax, torch\nstep = jax.jit(f, donate_argnums=0)\nx = step(x)\nt = torch.from_dlpack(x)\n",
@@ -38,6 +43,8 @@ class ExportAfterDonation(Rule):
         "import jax, torch\nstep = jax.jit(f, donate_argnums=0)\nt = torch.from_dlpack(x)\nnew = step(x)\n",
         "import jax, torch\nstep = jax.jit(f, donate_argnums=0)\nfor i in range(3):\n"
         "    x = step(x)\n    t = torch.from_dlpack(x)\n",
+        "import jax, numpy as np\nstep = jax.jit(f, donate_argnums=0)\nhost = np.arange(4.0)\n"
+        "out = step(host)\nv = np.from_dlpack(host)\n",
     )
 
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+import libcst as cst
+
 from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
 from ..fix import remedies
+from ..fix.edits import replace
 from .base import Rule, RuleContext, verdict
 
 
@@ -18,8 +21,10 @@ class IneffectiveSingleDeviceGuard(Rule):
     why = (
         "A fully replicated array on 8 devices holds 8 buffers, and a fully addressable one may "
         "span every local device: neither property says the array lives on one device, so the "
-        "export under the test still fails.  `len(x.devices()) == 1` admits exactly the arrays "
-        "that can be exported zero-copy.")
+        "export under the test still fails; the same properties of its sharding "
+        "(`x.sharding.is_fully_replicated`) are the same test.  `len(x.devices()) == 1` (or "
+        "`x.sharding.num_devices == 1`, `len(x.addressable_shards) == 1`, in an `if` or an "
+        "`assert`) admits exactly the arrays that can be exported zero-copy.")
     versions = "All JAX versions with jax.Array."
     INVALID = (
         "import torch\ndef f(r):\n    if r.is_fully_replicated:\n        return torch.from_dlpack(r)\n",
@@ -28,6 +33,8 @@ class IneffectiveSingleDeviceGuard(Rule):
         "def f(r):\n    if r.is_fully_replicated and r.ndim == 1:\n        return r.unsafe_buffer_pointer()\n",
         "import numpy as np\ndef f(r):\n    if r.is_fully_replicated:\n        return np.from_dlpack(r)\n",
         "import torch as T\ndef f(r):\n    if r.is_fully_replicated:\n        t = T.utils.dlpack.from_dlpack(r)\n        return t\n",
+        "import torch\ndef f(r):\n    if r.sharding.is_fully_replicated:\n        return torch.from_dlpack(r)\n",
+        "import numpy as np\ndef f(r):\n    assert r.sharding.is_fully_addressable\n    return np.from_dlpack(r)\n",
     )
     VALID = (
         "import torch\ndef f(r):\n    if len(r.devices()) == 1:\n        return torch.from_dlpack(r)\n",
@@ -36,6 +43,8 @@ class IneffectiveSingleDeviceGuard(Rule):
         "import torch\ndef f(r, t):\n    if r.is_fully_replicated:\n        return torch.from_dlpack(t)\n",
         "import torch\nimport numpy as np\ndef f():\n    r = np.ones(3)\n    if r.is_fully_replicated:\n        return torch.from_dlpack(r)\n",
         "import torch\ndef f(r):\n    ok = r.is_fully_replicated\n    return ok\n",
+        "import torch\ndef f(r):\n    if r.sharding.num_devices == 1:\n        return torch.from_dlpack(r)\n",
+        "import numpy as np\ndef f(r):\n    assert len(r.addressable_shards) == 1\n    return np.from_dlpack(r)\n",
     )
 
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:
@@ -62,7 +71,11 @@ class HandlerMissesInteropError(Rule):
         "JAX raises BufferError for DLPack and the buffer protocol and a RuntimeError "
         "(JaxRuntimeError) for pointers.  A fallback under `except ValueError:` or "
         "`except TypeError:` never runs: the error escapes.  `except Exception`, a bare except "
-        "and tuples that include the right class do catch it.")
+        "and tuples that include the right class do catch it.  The same holds for handlers that "
+        "are not `try`: `contextlib.suppress(...)`, and tests that assert the failure "
+        "(`pytest.raises(...)`, `self.assertRaises(...)`, `assertRaisesRegex(...)`): with the class "
+        "JAX raises they are no finding; with another class the finding is at the context "
+        "manager (the test fails with JAX's error instead of the one it expects).")
     versions = "jax >= 0.4.27 for BufferError on __dlpack__; JaxRuntimeError since 0.8."
     INVALID = (
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
@@ -77,6 +90,11 @@ class HandlerMissesInteropError(Rule):
         "try:\n    m = memoryview(y)\nexcept KeyError:\n    m = None\n",
         "import jax, torch as T\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = T.as_tensor(y)\nexcept RuntimeError:\n    t = None\n",
+        "import contextlib, jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "y = jax.device_put(x, NamedSharding(mesh, P()))\nwith contextlib.suppress(ValueError):\n    t = torch.from_dlpack(y)\n",
+        "import jax, pytest\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "def test_pointer_fails():\n    y = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "    with pytest.raises(BufferError):\n        y.unsafe_buffer_pointer()\n",
     )
     VALID = (
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
@@ -91,6 +109,15 @@ class HandlerMissesInteropError(Rule):
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    try:\n        t = torch.from_dlpack(y)\n    except ValueError:\n        t = None\n"
         "except BufferError:\n    t = None\n",
+        "import contextlib, jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "y = jax.device_put(x, NamedSharding(mesh, P()))\nwith contextlib.suppress(BufferError):\n    t = torch.from_dlpack(y)\n",
+        "import jax, pytest, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "def test_export_fails():\n    y = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "    with pytest.raises(BufferError, match='unsharded'):\n        torch.from_dlpack(y)\n",
+        "import jax, unittest\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "class T(unittest.TestCase):\n    def test_pointer_fails(self):\n"
+        "        y = jax.device_put(x, NamedSharding(mesh, P()))\n"
+        "        with self.assertRaises(RuntimeError):\n            y.unsafe_buffer_pointer()\n",
     )
 
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:
@@ -102,15 +129,43 @@ class HandlerMissesInteropError(Rule):
         subject = ctx.text(event.subject)
         sink_line = ctx.line(event.node)
         origin = event.value.multi
-        caught = ", ".join(event.tries[-1].handlers[0][1] or ("everything",))
-        message = (f"this handler catches {caught}, but {event.consumer} on line {sink_line} raises "
-                   f"{event.sink.raises} for `{subject}`, which spans several devices "
-                   f"({origin.description}, {ctx.where(origin)}); catch {event.sink.raises} too")
+        innermost = event.tries[-1]
+        caught = ", ".join(innermost.handlers[0][1] or ("everything",))
+        raises = event.sink.raises
+        spans = f"which spans several devices ({origin.description}, {ctx.where(origin)})"
+        what = f"{event.consumer} on line {sink_line} raises {raises} for `{subject}`, {spans}"
+        if innermost.kind == "suppress":
+            message = f"`{ctx.text(handler)}` suppresses {caught}, but {what}; suppress {raises} too"
+        elif innermost.kind == "expects":
+            message = (f"`{ctx.text(handler)}` expects {caught}, but {what}: the test fails with "
+                       f"{raises}; expect {raises}")
+        else:
+            message = f"this handler catches {caught}, but {what}; catch {raises} too"
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
         return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
-                            sink_line=sink_line, raises=event.sink.raises)
+                            sink_line=sink_line, raises=raises)
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
-        """Add the class JAX raises to the reported handler (safe)."""
-        handler = event.tries[-1].handlers[0][0]
+        """Add the class JAX raises to the reported handler, or to the classes of
+        ``contextlib.suppress(...)`` (safe).  A test's expected class is not changed: which
+        failure a test asserts is the author's decision."""
+        innermost = event.tries[-1]
+        handler = innermost.handlers[0][0]
+        if innermost.kind == "suppress":
+            return _suppress_also(handler, event.sink.raises, ctx, self.fix_title, self.fix_applicability)
+        if innermost.kind != "except":
+            return None
         return remedies.catch_also(handler, event.sink.raises, ctx, self.fix_title, self.fix_applicability)
+
+
+def _suppress_also(call, raised, ctx, title: str, applicability: str) -> Optional[Fix]:
+    """``contextlib.suppress(ValueError)`` -> ``contextlib.suppress(ValueError, BufferError)``."""
+    if not isinstance(call, cst.Call) or not raised or not call.args or any(a.star for a in call.args):
+        return None
+    args = list(call.args)
+    last = args[-1]
+    if not isinstance(last.comma, cst.Comma):
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    args.append(cst.Arg(cst.Name(raised)))
+    edit = replace(ctx, call, call.with_changes(args=args))
+    return Fix(title, applicability, (edit,), ()) if edit is not None else None

@@ -1,0 +1,270 @@
+"""The API facts of issue 12 applied to calls: exact placements (device arrays, meshes,
+shardings on one-device meshes), mesh contexts, compiled stages, ``flax.jax_utils``, FFI
+buffer methods, ``getattr`` with a constant name, and the project's own APIs named in the
+configuration.  Every fact comes from a table of :mod:`jaxinterop_lint.knowledge.apis`, where
+its source (JAX file and version, or a run on 8 CPU devices) is written.
+
+:class:`FactsMixin` is a base of :class:`~jaxinterop_lint.analysis.calls.CallMixin`; the walk
+calls :meth:`FactsMixin.known_method` for every method call, :meth:`placement_call` for every
+library call, and :func:`declared_name` when it binds a ``def``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import libcst as cst
+
+from ..knowledge import apis
+from . import placements
+from . import values as V
+from .events import FfiCopyEvent
+from .values import Origin, Value
+
+MESH_KEY = "@mesh"
+"""The environment key of the mesh set by ``jax.set_mesh`` (a MESH value) where one is set."""
+
+
+def _short(qn: str) -> str:
+    """``jnp.zeros`` for ``jax.numpy.zeros`` ...: a qualified name as messages write it."""
+    for long, short in (("jax.numpy.", "jnp."), ("numpy.", "np."), ("builtins.", "")):
+        if qn.startswith(long):
+            return short + qn[len(long):]
+    return qn
+
+
+def module_name(ma) -> str:
+    """The dotted name Python gives the module of ``ma`` (its project's name for the file,
+    else its package plus its file name)."""
+    project = getattr(ma, "project", None)
+    path = getattr(ma, "path", "") or ""
+    if project is not None:
+        name = project.module_name(path)
+        if name:
+            return name
+    stem = os.path.splitext(os.path.basename(path))[0]
+    package = getattr(ma, "package", "") or ""
+    if stem == "__init__":
+        return package
+    return f"{package}.{stem}" if package else stem
+
+
+def declared_name(ma, rec) -> Optional[str]:
+    """The name by which the configuration (extend-sources, extend-sinks, extend-sanitizers)
+    declares the function ``rec`` of module ``ma``, else None: its qualified name in that
+    module, or in a package above it (``mylib.shard_batch`` for ``shard_batch`` of
+    ``mylib/interop.py``: the public name a package re-exports it under)."""
+    if not ma.kb.declared:
+        return None
+    parts = module_name(ma).split(".")
+    for i in range(len(parts), 0, -1):
+        qn = ".".join(parts[:i] + [rec.name])
+        if ma.kb.declares(qn):
+            return qn
+    return None
+
+
+def _scalar_reduction(node) -> bool:
+    """``jnp.mean(x)``, ``x.sum()``, ``jax.numpy.linalg.norm(x)``: a reduction with no axis,
+    whose result is a 0-d array (apis.SCALAR_REDUCTIONS)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    names = []
+    while isinstance(func, cst.Attribute):
+        names.insert(0, func.attr.value)
+        func = func.value
+    if not names:
+        return False
+    last = names[-1]
+    tail = ".".join(names[-2:])
+    if last not in apis.SCALAR_REDUCTIONS and tail not in apis.SCALAR_REDUCTIONS:
+        return False
+    method = isinstance(node.func, cst.Attribute) and not (isinstance(func, cst.Name) and func.value in ("jnp", "np", "jax", "numpy"))
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    if any(a.keyword is not None and a.keyword.value in ("axis", "axes") for a in node.args):
+        return False
+    return len(positional) <= (0 if method else 1)
+
+
+class FactsMixin:
+    """Calls and methods whose meaning is a fact of the tables (see the module docstring)."""
+
+    # -- mesh contexts -------------------------------------------------------------------
+    def mesh_context(self) -> Optional[Value]:
+        """The mesh ``jax.set_mesh`` set where the walk is (a MESH value), or None."""
+        env = self.env
+        if env is not None and MESH_KEY in env:
+            return env[MESH_KEY]
+        closure = self.closure
+        if closure is not None and MESH_KEY in closure:
+            return closure[MESH_KEY]
+        return None
+
+    def under_mesh(self, node, result: Value, what: str) -> Value:
+        """``result`` made under the mesh context: on every device of a mesh that is not
+        known to hold one device (apis.MESH_CONTEXTS)."""
+        mesh = self.mesh_context()
+        if mesh is None or mesh.kind != V.MESH or placements.single(mesh):
+            return result
+        if result.multi is not None or result.kind not in (V.ARRAY, V.SAFE, V.UNKNOWN):
+            return result
+        return V.multi(Origin(f"{what} under {mesh.desc or 'jax.set_mesh'}", node, self.ma, self.function))
+
+    def set_mesh(self, node, mesh: Optional[tuple]) -> None:
+        """``jax.set_mesh(mesh)``: from here on (or until the ``with`` ends) ``mesh`` is set;
+        ``jax.set_mesh(None)`` unsets it."""
+        if self.env is None:
+            return
+        if mesh is None or (isinstance(mesh[1], cst.Name) and mesh[1].value == "None"):
+            self.env.pop(MESH_KEY, None)
+            return
+        value, expr = mesh
+        devices = value.devices if value.kind == V.MESH else None
+        self.env[MESH_KEY] = Value(kind=V.MESH, devices=devices, desc=f"jax.set_mesh({self.text(expr)})")
+
+    # -- library calls -------------------------------------------------------------------
+    def placement_call(self, node, qn: str, pos: list, kw: dict) -> Optional[Value]:
+        """The value of a library call that a placement table describes, or None."""
+        first = pos[0] if pos else None
+        if qn in apis.DEVICE_LISTS:
+            return placements.device_list(placements.ANY_DEVICES)
+        if qn in apis.DEVICE_ARRAY_CONVERTERS and first is not None:
+            shape = placements.device_shape(first[0])
+            if shape is not None:
+                return placements.device_list(shape)
+            return None
+        built = apis.MESH_SHAPE_CALLS.get(qn)
+        if built is not None:
+            what, indexes, names = built
+            shapes = []
+            for i, name in zip(indexes, names):
+                arg = pos[i] if len(pos) > i else kw.get(name)
+                shapes.append(placements.literal_shape(arg[1]) if arg is not None and arg[1] is not None else None)
+            shape = placements.combined(shapes)
+            if what == "mesh":
+                return Value(kind=V.MESH, devices=shape)
+            return placements.device_list(shape)
+        mesh_ctor = apis.MESH_CONSTRUCTORS.get(qn)
+        if mesh_ctor is not None:
+            index, name = mesh_ctor
+            arg = pos[index] if len(pos) > index else kw.get(name)
+            return Value(kind=V.MESH, devices=placements.device_shape(arg[0]) if arg is not None else None)
+        on_mesh = apis.MESH_SHARDINGS.get(qn)
+        if on_mesh is not None:
+            index, name = on_mesh
+            arg = pos[index] if len(pos) > index else kw.get(name)
+            desc = qn.rsplit(".", 1)[-1]
+            if arg is not None and arg[0].kind == V.MESH:
+                if placements.single(arg[0]):
+                    return Value(kind=V.DEVICE, desc=f"{desc} on a one-device mesh", devices=(1,))
+                return Value(kind=V.SHARDING, desc=desc, devices=arg[0].devices)
+            return Value(kind=V.SHARDING, desc=desc)
+        if qn in apis.PARTITION_SPECS:
+            return Value(kind=V.SHARDING, desc="PartitionSpec")
+        if qn in apis.SINGLE_DEVICE_CONSTRUCTORS:
+            return Value(kind=V.DEVICE)
+        if qn in apis.MESH_CONTEXTS:
+            self.set_mesh(node, first if first is not None else kw.get("mesh"))
+            return V.UNKNOWN_VALUE
+        replicator = apis.FLAX_REPLICATORS.get(qn)
+        if replicator is not None:
+            index, name = replicator
+            arg = pos[index] if len(pos) > index else kw.get(name)
+            if arg is not None and placements.count(placements.device_shape(arg[0])) == 1:
+                return V.SAFE_VALUE
+            return V.multi(Origin(qn, node, self.ma, self.function))
+        if qn == apis.FLAX_UNREPLICATE:
+            if first is not None and first[0].multi is not None and _scalar_reduction(first[1]):
+                origin = first[0].multi.step(f"{_short(qn)}() keeps a 0-d array on every device", node, self.ma)
+                return V.Value(kind=V.ARRAY, multi=origin)
+            return V.SAFE_VALUE
+        if qn == apis.GETATTR and len(pos) >= 2 and isinstance(pos[1][1], cst.SimpleString):
+            return self.named_attribute(node, pos[0], pos[1][1].evaluated_value, default=len(pos) > 2)
+        return None
+
+    # -- getattr with a constant name ------------------------------------------------------
+    def constant_getattr(self, expr) -> Optional[tuple]:
+        """``(object node, name)`` when ``expr`` is ``getattr(obj, "name"[, default])``."""
+        if not isinstance(expr, cst.Call) or not 2 <= len(expr.args) <= 3 \
+                or any(a.keyword is not None or a.star for a in expr.args):
+            return None
+        name = expr.args[1].value
+        if not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
+            return None
+        callee = self.eval(expr.func)
+        if callee.kind != V.QNAME or callee.qname != apis.GETATTR:
+            return None
+        return expr.args[0].value, name.evaluated_value
+
+    def named_attribute(self, node, obj: tuple, name: str, default: bool = False) -> Value:
+        """``getattr(obj, "name")`` read (not called): the attribute it names.  With a default
+        a failing attribute is no error, so an attribute sink there is not an export."""
+        value, expr = obj
+        if value.kind in (V.QNAME, V.INSTANCE, V.CLASS):
+            self._callee = node
+            try:
+                return self.attribute(node, value, name)
+            finally:
+                self._callee = None
+        sink = apis.ATTRIBUTE_SINKS.get(name)
+        if sink is not None and not default:
+            self.sink(node, f"`{name}`", sink, value, expr)
+        return V.UNKNOWN_VALUE
+
+    def call_named_attribute(self, node, getter, expr, name: str) -> Value:
+        """``getattr(obj, "name")(*args)``: the call it names."""
+        recv = self.eval(expr)
+        for a in getter.args[1:]:
+            self.eval(a.value)
+        pos, kw = self.arguments(node)
+        if recv.kind in (V.QNAME, V.INSTANCE, V.CLASS):
+            self._callee = getter
+            try:
+                f = self.attribute(getter, recv, name)
+            finally:
+                self._callee = None
+            return self.apply(node, f, pos, kw)
+        sink = apis.METHOD_SINKS.get(name)
+        if sink is not None and recv.kind != V.FFI_BUFFER:
+            self.sink(node, f"`.{name}()`", sink, recv, expr)
+            return Value(kind=V.CAPSULE) if name == "__dlpack__" else V.SAFE_VALUE
+        return V.UNKNOWN_VALUE
+
+    # -- methods ---------------------------------------------------------------------------
+    def known_method(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Optional[Value]:
+        """``recv.attr(...)`` when a table says what it is, else None: stages of a jitted
+        function, device-array methods, and every method of an FFI buffer."""
+        kind = recv.kind
+        if kind == V.FUNC and attr in apis.COMPILE_STAGES:
+            return recv
+        if kind == V.DEVICE_LIST and attr in apis.DEVICE_ARRAY_METHODS:
+            return placements.method_result(recv.devices, apis.DEVICE_ARRAY_METHODS[attr], [n for _, n in pos])
+        if kind == V.FFI_BUFFER:
+            return self.ffi_method(node, attr, pos, kw)
+        return None
+
+    def ffi_method(self, node, attr: str, pos: list, kw: dict) -> Value:
+        """A method of an FFI buffer: ``__dlpack__(copy=True)``, ``__array__(copy=True |
+        dtype)`` and the copying methods Buffer lacks (``buf.copy()``) are JXI004."""
+        receiver = node.func.value
+        how = None
+        if attr == "__dlpack__" and _is(kw.get("copy"), "True"):
+            how = "copy=True"
+        elif attr == "__array__":
+            if pos or ("dtype" in kw and not _is(kw["dtype"], "None")):
+                how = "dtype"
+            elif _is(kw.get("copy"), "True"):
+                how = "array-copy=True"
+        elif attr in apis.FFI_MISSING_COPY_METHODS:
+            how = "no-method"
+        if how is not None:
+            self.record(FfiCopyEvent(node, f"{attr}()" if attr.startswith("__") else f"`.{attr}()`",
+                                     receiver, how, self.function))
+        if attr == "__dlpack__":
+            return Value(kind=V.CAPSULE)
+        return V.FOREIGN_VALUE if attr == "__array__" else V.SAFE_VALUE
+
+
+def _is(arg, name: str) -> bool:
+    return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value == name
