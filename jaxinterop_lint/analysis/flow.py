@@ -10,6 +10,7 @@ import libcst as cst
 from ..knowledge import apis
 from . import conditions
 from . import values as V
+from . import versions
 from .calls import CallMixin
 from .events import RemovedEvent, TryContext
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
@@ -37,6 +38,11 @@ def join_env(a, b):
         if k == SINGLE:
             if k in a and k in b:
                 out[k] = a[k]
+            continue
+        if k == versions.KEY:  # the releases reaching either path (analysis/versions.py)
+            joined = versions.join(a.get(k), b.get(k))
+            if joined is not None:
+                out[k] = joined
             continue
         out[k] = V.join(a.get(k), b.get(k))
     return out
@@ -66,10 +72,12 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         self._callee = None
         self.donated_params = frozenset()
         self.events = rec.events if rec is not None else ma.module_events
+        versions.enter_function(self, rec)
 
     # -- utilities -----------------------------------------------------------------------
     def record(self, event) -> None:
         """Keep ``event``; a later visit of the same node (loops) replaces it."""
+        event = versions.annotate(self, event)
         self.events[(type(event).__name__, id(event.node), id(getattr(event, "inner", None)))] = event
 
     def text(self, node) -> str:
@@ -160,6 +168,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
         self.eval(node.test)
         true, _ = conditions.refinements(self, node.test)
         self.refine(true, node.test)
+        versions.narrow(self, versions.branches(self, node.test)[0])
 
     def s_import(self, node) -> None:
         for name, qn, is_from, alias in import_bindings(node, self.ma.package):
@@ -225,12 +234,15 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
     def s_if(self, node: cst.If) -> None:
         self.eval(node.test)
         true, false = conditions.refinements(self, node.test)
+        may_true, may_false = versions.branches(self, node.test)
         saved = self.env
         self.env = dict(saved)
+        versions.narrow(self, may_true)
         self.refine(true, node.test)
         self.suite(node.body)
         after_true = self.env
         self.env = dict(saved)
+        versions.narrow(self, may_false)
         self.refine(false, node.test)
         if isinstance(node.orelse, cst.If):
             self.s_if(node.orelse)
@@ -331,6 +343,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
 
     def s_def(self, node: cst.FunctionDef) -> None:
         rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
+        versions.at_def(self, node, rec)
         value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec))
         for dec in reversed(node.decorators):
             d = self.eval(dec.decorator)

@@ -6,7 +6,7 @@ from dataclasses import replace
 from ..knowledge import apis
 from . import values as V
 from .calls import _true
-from .events import FfiCopyEvent
+from .events import FfiCopyEvent, RemovedEvent
 from .imports import dotted
 from .values import FuncInfo, Value
 
@@ -17,6 +17,10 @@ class InvokeMixin:
     def method_call(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Value:
         """``<recv>.<attr>(*pos, **kw)`` where ``recv`` is not a module or class."""
         receiver_node = node.func.value
+        removed = apis.REMOVED_ATTRIBUTES.get(attr)
+        if removed is not None and self.ma.is_removed_attribute_receiver(recv):  # x.device_buffers()
+            self.record(RemovedEvent(node, f".{attr}", removed, "method-call", self.function, receiver=receiver_node))
+            return V.UNKNOWN_VALUE
         sink = apis.METHOD_SINKS.get(attr)
         if sink is not None:
             if recv.kind == V.FFI_BUFFER:

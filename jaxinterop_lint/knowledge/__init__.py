@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import apis
+from . import apis, versions
 
 
 @dataclass(frozen=True)
@@ -15,6 +15,9 @@ class Knowledge:
     call_sinks: dict = field(default_factory=lambda: dict(apis.CALL_SINKS))
     direct_sources: dict = field(default_factory=lambda: dict(apis.DIRECT_SOURCES))
     sanitizers: frozenset = apis.SANITIZERS
+    # The project's JAX releases (knowledge/versions.py) and how messages name the range.
+    jax_versions: frozenset = versions.DEFAULT
+    jax_range: str = ""
 
     def extended(self, sources=(), sinks=None, sanitizers=()) -> "Knowledge":
         """A copy with more sources (qualified names), sinks (qualified name -> protocol
@@ -26,7 +29,8 @@ class Knowledge:
         for qn in sources:
             direct[qn] = f"{qn}() (extend-sources)"
         return Knowledge(call_sinks=call_sinks, direct_sources=direct,
-                         sanitizers=self.sanitizers | frozenset(sanitizers))
+                         sanitizers=self.sanitizers | frozenset(sanitizers),
+                         jax_versions=self.jax_versions, jax_range=self.jax_range)
 
 
 DEFAULT_KNOWLEDGE = Knowledge()

@@ -13,6 +13,7 @@ from typing import ClassVar, Optional
 from ..analysis.events import SinkEvent
 from ..analysis.values import Origin
 from ..finding import Finding, Fix, Step
+from ..knowledge import versions as VT
 from ..knowledge.apis import EXCEPTION_BASES, PROTOCOL_RULE
 
 from ..catalog import DOCS_URL  # noqa: E402,F401  (the rule pages; re-exported)
@@ -127,12 +128,21 @@ class Rule:
                        snippet=ctx.text(getattr(event, "inner_node", None) or node)[:200], extra=extra)
 
 
-def catches(handler_names, raised: str) -> bool:
-    """Whether an ``except`` clause catching ``handler_names`` (None: bare) catches ``raised``."""
+def catches(handler_names, raised: str, versions=None) -> bool:
+    """Whether an ``except`` clause catching ``handler_names`` (None: bare) catches ``raised``
+    in every JAX release of ``versions`` (None: the newest release the tables know; pass
+    ``event.versions``, the releases reaching the event).  A name catches in a release when it
+    is ``raised`` or one of its bases and exists there (``jax.errors.JaxRuntimeError`` only
+    from 0.4.34: an ``except`` naming a missing attribute raises AttributeError instead;
+    :data:`jaxinterop_lint.knowledge.versions.NAMES`)."""
     if handler_names is None:
         return True
     bases = EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
-    return any(name in bases for name in handler_names)
+    names = [n for n in handler_names if n in bases]
+    if not names:
+        return False
+    releases = versions if versions is not None else (VT.NEWEST,)
+    return all(any(VT.resolves(n, v) for n in names) for v in releases)
 
 
 def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
@@ -150,7 +160,7 @@ def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
     raised = event.sink.raises
     if raised is not None and event.tries:
         for ctx in event.tries:
-            if any(catches(names, raised) for _, names in ctx.handlers):
+            if any(catches(names, raised, event.versions) for _, names in ctx.handlers):
                 return "handled", event.node
         return "JXI007", event.tries[-1].handlers[0][0]
     return PROTOCOL_RULE[event.sink.protocol], event.node
