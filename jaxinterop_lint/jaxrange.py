@@ -85,7 +85,8 @@ def parse_target(value, path: str, key: str = "target-jax-version") -> tuple:
     try:
         SpecifierSet(text)
     except InvalidSpecifier as exc:
-        raise ConfigError(f"{path}: {key}: {value!r} is not a version or a range ({exc})") from None
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path}: {key}: {value!r} is not a version or a range ({reason})") from None
     spec = (str(SpecifierSet(text)),)
     _check_admits(spec, path, key, value)
     return spec
@@ -107,7 +108,8 @@ def _jax_specifier(line: str, path: str, key: str) -> Optional[str]:
     try:
         req = Requirement(line.strip())
     except InvalidRequirement as exc:
-        raise ConfigError(f"{path}: {key}: invalid requirement {line.strip()!r} ({exc})") from None
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path}: {key}: invalid requirement {line.strip()!r} ({reason})") from None
     if req.name.lower() != "jax":  # pragma: no cover - the pattern only lets jax through
         return None
     return str(req.specifier)

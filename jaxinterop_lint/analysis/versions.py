@@ -33,7 +33,21 @@ from . import values as V
 
 KEY = "@jax-versions"
 KIND = "jax-versions"
-_STANDINS = {VT.FUTURE: ((0, 12, 0), (0, 99, 0), (1, 0, 0), (2, 0, 0))}
+# Tests are evaluated at points: every known release, and for FUTURE several stand-ins (a test
+# may hold for 0.12 and not for 1.0), so that ``and``/``or`` keep the stand-ins apart.
+STANDINS = ((0, 12, 0), (0, 99, 0), (1, 0, 0), (2, 0, 0))
+POINTS = frozenset(VT.RELEASES) | frozenset(STANDINS)
+
+
+def points(vs) -> frozenset:
+    """A version set as evaluation points (FUTURE becomes its stand-ins)."""
+    return (frozenset(vs) - {VT.FUTURE}) | (frozenset(STANDINS) if VT.FUTURE in vs else frozenset())
+
+
+def releases(pts) -> frozenset:
+    """Evaluation points back to a version set (any stand-in stands for FUTURE)."""
+    out = frozenset(p for p in pts if p in VT.ALL)
+    return out | {VT.FUTURE} if any(p in pts for p in STANDINS) else out
 VERSION_STRINGS = frozenset({"jax.__version__", "jax.version.__version__", "jax.version._version"})
 VERSION_INFOS = frozenset({"jax.__version_info__", "jax.version.__version_info__"})
 METADATA_VERSION = frozenset({"importlib.metadata.version", "importlib_metadata.version"})
@@ -76,11 +90,12 @@ def _entry(vs: frozenset) -> VersionsValue:
 
 
 def narrow(walker, reached: frozenset) -> None:
-    """Restrict the current point to ``reached`` (intersected with what reaches it already);
-    an empty set makes the point unreachable."""
+    """Restrict the current point to ``reached`` (evaluation points, as :func:`branches`
+    gives them; intersected with what reaches it already); an empty set makes the point
+    unreachable."""
     if walker.env is None:
         return
-    vs = current(walker) & reached
+    vs = current(walker) & releases(reached)
     if not vs:
         walker.env = None
     elif vs != current(walker):
@@ -115,16 +130,16 @@ def at_def(walker, node, rec) -> None:
             f = walker.eval(call.func)
             if f.kind == V.QNAME and f.qname in SKIP_IF | SKIP_UNLESS:
                 may_true, may_false = branches(walker, call.args[0].value)
-                vs = vs & (may_false if f.qname in SKIP_IF else may_true)
+                vs = vs & releases(may_false if f.qname in SKIP_IF else may_true)
     if vs != project(walker):
         rec.jax_versions = vs
 
 
 # -- evaluating tests --------------------------------------------------------------------
 def branches(walker, test, depth: int = 0) -> tuple[frozenset, frozenset]:
-    """``(may be True, may be False)``: the releases in which ``test`` may hold and those in
-    which it may fail (both :data:`~jaxinterop_lint.knowledge.versions.ALL` when unknown)."""
-    unknown = (VT.ALL, VT.ALL)
+    """``(may be True, may be False)``: the evaluation points (:data:`POINTS`) at which
+    ``test`` may hold and those at which it may fail (both all points when unknown)."""
+    unknown = (POINTS, POINTS)
     if depth > 6:
         return unknown
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -141,7 +156,7 @@ def branches(walker, test, depth: int = 0) -> tuple[frozenset, frozenset]:
     if isinstance(test, cst.Call):
         probe = _probe(walker, test)
         if probe is not None:
-            return probe, VT.ALL - probe
+            return probe, POINTS - probe
     if isinstance(test, cst.Name):
         bound = _bound_once(walker, test.value)
         if bound is not None:
@@ -151,25 +166,24 @@ def branches(walker, test, depth: int = 0) -> tuple[frozenset, frozenset]:
 
 def _comparison(walker, test: cst.Comparison, depth: int) -> tuple[frozenset, frozenset]:
     left = test.left
-    may_true, may_false = set(VT.ALL), set()
+    may_true, may_false = set(POINTS), set()
     for comp in test.comparisons:
         right = comp.comparator
         if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None":
             probe = _probe(walker, left) if isinstance(left, cst.Call) else None
             if probe is None or len(test.comparisons) != 1:
-                return VT.ALL, VT.ALL
-            return (VT.ALL - probe, probe) if isinstance(comp.operator, cst.Is) else (probe, VT.ALL - probe)
+                return POINTS, POINTS
+            return (POINTS - probe, probe) if isinstance(comp.operator, cst.Is) else (probe, POINTS - probe)
         op = _OPS.get(type(comp.operator))
         a, b = _operand(walker, left, depth), _operand(walker, right, depth)
         if op is None or a is None or b is None or (a[0] == "const" and b[0] == "const"):
-            return VT.ALL, VT.ALL
+            return POINTS, POINTS
         t, f = set(), set()
-        for release in VT.ALL:
-            for stand_in in _STANDINS.get(release, (release,)):
-                outcome = _compare(a, b, op, stand_in)
-                if outcome is None:
-                    return VT.ALL, VT.ALL
-                (t if outcome else f).add(release)
+        for point in POINTS:
+            outcome = _compare(a, b, op, point)
+            if outcome is None:
+                return POINTS, POINTS
+            (t if outcome else f).add(point)
         may_true &= t
         may_false |= f
         left = right
@@ -328,7 +342,8 @@ def _probe(walker, call: cst.Call) -> Optional[frozenset]:
     name = name_node.evaluated_value
     owner = walker.eval(call.args[0].value)
     if owner.kind == V.QNAME:
-        return VT.name_versions(f"{owner.qname}.{name}")
+        found = VT.name_versions(f"{owner.qname}.{name}")
+        return points(found) if found is not None else None
     api = VT.REMOVED.get("." + name)
     if api is None or name not in apis.REMOVED_ATTRIBUTES or not walker.ma.is_removed_attribute_receiver(owner):
         return None
@@ -338,7 +353,7 @@ def _probe(walker, call: cst.Call) -> Optional[frozenset]:
 
         walker.record(RemovedEvent(call, "." + name, apis.REMOVED_ATTRIBUTES[name], "probe", walker.function,
                                    receiver=call.args[0].value))
-    return found
+    return points(found)
 
 
 def _bound_once(walker, name: str):
@@ -395,9 +410,9 @@ def _scan_bindings(module) -> dict:
 
 
 def under(walker, reached: frozenset, evaluate):
-    """``evaluate()`` with the current point restricted to ``reached`` (a branch of a
-    conditional expression); None, without evaluating, when no release reaches it."""
-    if walker.env is None or reached >= current(walker):
+    """``evaluate()`` with the current point restricted to ``reached`` (evaluation points of a
+    branch of a conditional expression); None, without evaluating, when no release reaches it."""
+    if walker.env is None or releases(reached) >= current(walker):
         return evaluate()
     saved = walker.env
     walker.env = dict(saved)
@@ -406,3 +421,25 @@ def under(walker, reached: frozenset, evaluate):
         return evaluate() if walker.env is not None else None
     finally:
         walker.env = saved
+
+
+NEVER_RETURN = frozenset({"pytest.skip", "pytest.xfail", "pytest.fail", "pytest.exit", "sys.exit", "os._exit",
+                          "builtins.exit", "builtins.quit"})
+NEVER_RETURN_METHODS = frozenset({"skipTest", "fail"})
+
+
+def never_returns(walker, expr) -> bool:
+    """Whether the expression statement ``expr`` always raises: ``pytest.skip(...)``,
+    ``pytest.xfail``/``fail``/``exit``, ``sys.exit``, ``self.skipTest(...)`` / ``self.fail(...)``
+    in a method of a ``...TestCase`` subclass (unittest, absltest), so the code after it runs in no release that reaches it."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in NEVER_RETURN_METHODS and isinstance(func.value, cst.Name):
+        rec = walker.rec
+        if rec is None or rec.cls is None or not rec.params or func.value.value != rec.params[0]:
+            return False
+        bases = getattr(rec.cls.node, "bases", ())
+        return any(walker.text(b.value).endswith("TestCase") for b in bases)
+    value = walker.eval(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+    return value is not None and value.kind == V.QNAME and value.qname in NEVER_RETURN

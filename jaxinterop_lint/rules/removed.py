@@ -74,9 +74,10 @@ class RemovedJaxInteropApi(Rule):
             since = f" since JAX {VT.text(gone)}" if gone is not None else ""
             message = (f"hasattr({ctx.text(event.receiver)}, {event.api[1:]!r}) is always False{since} "
                        f"({event.api[1:]} was removed; {allowed}): the code it guards never runs; "
-                       f"{event.removed.replacement}")
+                       f"{_on(event.removed.replacement, event, ctx)}")
             return self.finding(ctx, event.node, message, event)
-        failing = history.failing(reach) if history is not None else reach
+        # x.device_buffers() never worked: the attribute was a list (a property) before it went
+        failing = history.failing(reach) if history is not None and event.kind != "method-call" else reach
         raised = _raised(event, history)
         escaping = [v for v in sorted(failing) if not _caught(event.tries, raised, v)]
         if not escaping:
@@ -89,7 +90,7 @@ class RemovedJaxInteropApi(Rule):
         else:
             told = history.history() if history is not None else event.removed.gone
         replacement = history.replacement if history is not None else event.removed.replacement
-        message = f"{what} is a removed JAX API ({told}; {allowed}); {replacement}"
+        message = f"{what} is a removed JAX API ({told}; {allowed}); {_on(replacement, event, ctx)}"
         return self.finding(ctx, event.node, message, event, fix=self.fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
@@ -114,6 +115,16 @@ def _raised(event, history) -> str:
 def _caught(tries, raised: str, version) -> bool:
     """Whether an enclosing ``try`` catches ``raised`` in ``version``."""
     return any(catches(names, raised, (version,)) for t in tries for _, names in t.handlers)
+
+
+def _on(replacement: str, event, ctx) -> str:
+    """The replacement written for the receiver of an array attribute (``x.`` -> ``arr.``)."""
+    if event.receiver is None or not event.api.startswith("."):
+        return replacement
+    receiver = ctx.text(event.receiver)
+    if not receiver.isidentifier() and not all(p.isidentifier() for p in receiver.split(".")):
+        receiver = f"({receiver})"
+    return replacement.replace(" x.", f" {receiver}.")
 
 
 def _allowed(kb) -> str:
