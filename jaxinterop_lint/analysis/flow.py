@@ -123,7 +123,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin):
     # -- simple statements ---------------------------------------------------------------
     def s_expr(self, node) -> None:
         self.eval(node.value)
-        if versions.never_returns(self, node.value):  # pytest.skip(), self.skipTest(), sys.exit()
+        if versions.never_returns(self, node.value):  # pytest.skip(), self.skipTest()
             self.env = None
 
     def s_assign(self, node: cst.Assign) -> None:

@@ -145,6 +145,21 @@ def catches(handler_names, raised: str, versions=None) -> bool:
     return all(any(VT.resolves(n, v) for n in names) for v in releases)
 
 
+def missing_names(handler_names, raised: str, versions) -> str:
+    """For JXI007 messages: why a handler that names a class catching ``raised`` still misses
+    it in some releases of ``versions`` (the name does not exist there), or ``""``."""
+    if not handler_names or versions is None:
+        return ""
+    bases = EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
+    notes = []
+    for name in handler_names:
+        if name in bases:
+            absent = [v for v in versions if not VT.resolves(name, v)]
+            if absent:
+                notes.append(f"{name} does not exist in JAX {VT.describe(absent)}")
+    return "; ".join(notes)
+
+
 def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
     """Which rule an export event belongs to, and the node to report it at.
 

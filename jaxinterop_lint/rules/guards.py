@@ -6,7 +6,7 @@ from typing import Optional
 from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
 from ..fix import remedies
-from .base import Rule, RuleContext, verdict
+from .base import Rule, RuleContext, missing_names, verdict
 
 
 class IneffectiveSingleDeviceGuard(Rule):
@@ -106,6 +106,9 @@ class HandlerMissesInteropError(Rule):
         message = (f"this handler catches {caught}, but {event.consumer} on line {sink_line} raises "
                    f"{event.sink.raises} for `{subject}`, which spans several devices "
                    f"({origin.description}, {ctx.where(origin)}); catch {event.sink.raises} too")
+        missing = missing_names(event.tries[-1].handlers[0][1], event.sink.raises, event.versions)
+        if missing:  # a version-dependent name (knowledge/versions.py NAMES)
+            message += f" ({missing})"
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
         return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
                             sink_line=sink_line, raises=event.sink.raises)
