@@ -209,6 +209,19 @@ def test_the_cli_judges_against_the_declared_range(tmp_path):
     assert "raises since 0.7.0, deleted in 0.8.0; your project allows jax>=0.4.31)" in r.stdout
 
 
+def test_flake8_uses_the_declared_range_too(tmp_path):
+    code = "import jax\nimport torch\nt = torch.utils.dlpack.from_dlpack(jax.dlpack.to_dlpack(x))\n"
+    root = _project(tmp_path, {"a.py": code, "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax<0.7"]\n'})
+
+    def flake8():
+        return subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "a.py"], cwd=root,
+                              capture_output=True, text=True, timeout=300)
+    assert flake8().stdout == ""
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["jax>=0.6"]\n')
+    out = flake8().stdout
+    assert "JXI005" in out and "your project allows jax>=0.6" in out
+
+
 # -- facts per version in the rule --------------------------------------------------------
 @pytest.mark.parametrize("code,fails_from", [
     ("import jax\nimport torch\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n", "0.7.0"),
