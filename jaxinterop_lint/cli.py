@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the project whose modules are followed across imports (default: the nearest "
                         "folder with pyproject.toml, setup.cfg, setup.py or .git above each file)")
     p.add_argument("--version", action="version", version=f"jaxinterop-lint {__version__}")
+    p.add_argument("--show-settings", action="store_true",
+                   help="print the resolved settings (configuration file, rules, the project's JAX range "
+                        "and where it was read) and exit")
     cli_extras.add_options(p)
     p.add_argument("--fix", action="store_true", help="apply the safe fixes and write the files")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply the unsafe fixes (with --fix, --diff, --fix-only)")
@@ -61,6 +64,24 @@ def config_from_args(args) -> Config:
     """Build the run's :class:`Config`: ``[tool.jaxinterop-lint]`` of the nearest
     pyproject.toml with the parsed options on top (command line wins).  Raises ConfigError."""
     return cli_extras.load_config(args)
+
+
+def show_settings(cfg: Config) -> str:
+    """The settings ``--show-settings`` prints: one ``name: value`` line each."""
+    from .jaxrange import DEFAULT_SOURCE
+    from .knowledge import versions as VT
+
+    releases = cfg.jax_versions()
+    rows = [
+        ("configuration", cfg.source),
+        ("rules", ", ".join(sorted(cfg.enabled()))),
+        ("exclude", ", ".join(tuple(cfg.exclude) + tuple(cfg.extend_exclude))),
+        ("jax range", cfg.jax_range_text()),
+        ("jax range from", cfg.jax_range_source or DEFAULT_SOURCE),
+        ("jax releases checked", f"{VT.describe(releases)} ({len(releases - {VT.FUTURE})} known releases"
+                                 + (", and newer ones)" if VT.FUTURE in releases else ")")),
+    ]
+    return "".join(f"{name}: {value}\n" for name, value in rows)
 
 
 def _read_lines(path: str) -> Optional[list]:
@@ -80,6 +101,9 @@ def check(argv: list) -> int:
     except ConfigError as exc:
         print(f"jaxinterop-lint: error: {exc}", file=sys.stderr)
         return 2
+    if args.show_settings:
+        sys.stdout.write(show_settings(cfg))
+        return 0
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     fixes = None
     if args.fix or args.fix_only or args.diff:

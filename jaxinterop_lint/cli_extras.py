@@ -194,5 +194,6 @@ examples:
 exit status: 0 no findings, 1 findings, 2 a usage or configuration error, or a file that
 could not be read or parsed.  Configuration: [tool.jaxinterop-lint] in pyproject.toml
 (select, ignore, extend-select, exclude, extend-exclude, per-file-ignores, extend-sources,
-extend-sinks, extend-sanitizers); command-line options win.
+extend-sinks, extend-sanitizers, target-jax-version); command-line options win.  Without
+target-jax-version the JAX range is the project's jax requirement (--show-settings says which).
 """

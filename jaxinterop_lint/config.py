@@ -1,6 +1,7 @@
 """Run configuration: rule selection, excludes, per-file ignores and a project's own APIs."""
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from dataclasses import dataclass, field
@@ -45,6 +46,10 @@ class Config:
     extend_sources: tuple = ()
     extend_sinks: dict = field(default_factory=dict)
     extend_sanitizers: tuple = ()
+    # The project's JAX range (jaxinterop_lint.jaxrange): the alternatives as specifier texts
+    # (() = the newest JAX the tables know) and where they were read.
+    jax_range: tuple = ()
+    jax_range_source: str = ""
     source: str = "defaults"
 
     def enabled(self) -> frozenset:
@@ -64,7 +69,22 @@ class Config:
         return frozenset(out)
 
     def knowledge(self) -> Knowledge:
-        """The API tables for this run."""
-        if not (self.extend_sources or self.extend_sinks or self.extend_sanitizers):
-            return DEFAULT_KNOWLEDGE
-        return DEFAULT_KNOWLEDGE.extended(self.extend_sources, self.extend_sinks, self.extend_sanitizers)
+        """The API tables for this run, with the project's JAX range."""
+        kb = DEFAULT_KNOWLEDGE
+        if self.extend_sources or self.extend_sinks or self.extend_sanitizers:
+            kb = kb.extended(self.extend_sources, self.extend_sinks, self.extend_sanitizers)
+        if self.jax_range:
+            kb = dataclasses.replace(kb, jax_versions=self.jax_versions(), jax_range=self.jax_range_text())
+        return kb
+
+    def jax_versions(self) -> frozenset:
+        """The JAX releases of the project's range (:func:`jaxinterop_lint.jaxrange.versions_of`)."""
+        from .jaxrange import versions_of
+
+        return versions_of(tuple(self.jax_range))
+
+    def jax_range_text(self) -> str:
+        """The range as messages name it: ``jax>=0.4.31``."""
+        from .jaxrange import describe
+
+        return describe(tuple(self.jax_range))

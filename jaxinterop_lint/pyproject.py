@@ -23,7 +23,8 @@ CODE_KEYS = ("select", "ignore", "extend-select")
 PATTERN_KEYS = ("exclude", "extend-exclude")
 NAME_KEYS = ("extend-sources", "extend-sanitizers")
 TABLE_KEYS = ("per-file-ignores", "extend-sinks")
-KNOWN_KEYS = CODE_KEYS + PATTERN_KEYS + NAME_KEYS + TABLE_KEYS
+VERSION_KEYS = ("target-jax-version",)
+KNOWN_KEYS = CODE_KEYS + PATTERN_KEYS + NAME_KEYS + TABLE_KEYS + VERSION_KEYS
 
 
 def read_toml(path: str) -> dict:
@@ -124,6 +125,10 @@ def config_from_table(table: dict, path: str) -> Config:
     cfg.extend_sanitizers = _names(table.get("extend-sanitizers", []), path, "extend-sanitizers")
     cfg.per_file_ignores = _per_file_ignores(table.get("per-file-ignores", {}), path, root)
     cfg.extend_sinks = _sinks(table.get("extend-sinks", {}), path)
+    if "target-jax-version" in table:
+        from . import jaxrange
+
+        cfg.jax_range, cfg.jax_range_source = jaxrange.resolve((), table["target-jax-version"], path)
     return cfg
 
 
@@ -155,15 +160,23 @@ def load(paths: Iterable[str], config_file: Optional[str] = None) -> Config:
     """The configuration for linting ``paths``: from ``config_file`` when given (any TOML
     file with a ``[tool.jaxinterop-lint]`` table), else from the nearest ``pyproject.toml``
     that has the table; the defaults when there is none.  Raises :class:`ConfigError`."""
+    from . import jaxrange
+
+    paths = list(paths)
     path = config_file or find_pyproject(paths)
     if path is None:
-        return Config()
-    if config_file is not None and not os.path.isfile(config_file):
-        raise ConfigError(f"{config_file}: --config: no such file")
-    table = table_of(path)
-    if table is None and config_file is not None:
-        raise ConfigError(f"{config_file}: --config: the file has no [tool.{TABLE}] table")
-    return Config() if table is None else config_from_table(table, path)
+        cfg = Config()
+    else:
+        if config_file is not None and not os.path.isfile(config_file):
+            raise ConfigError(f"{config_file}: --config: no such file")
+        table = table_of(path)
+        if table is None and config_file is not None:
+            raise ConfigError(f"{config_file}: --config: the file has no [tool.{TABLE}] table")
+        cfg = Config() if table is None else config_from_table(table, path)
+    if not cfg.jax_range_source:
+        # no target-jax-version: the project's own declaration (or the default)
+        cfg.jax_range, cfg.jax_range_source = jaxrange.resolve(paths, None, None if config_file else path)
+    return cfg
 
 
 def overlay(base: Config, select=None, ignore=(), extend_select=(), exclude=None, extend_exclude=(),

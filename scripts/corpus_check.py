@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Lint a pinned corpus of real packages with jaxinterop-lint and report crashes.
 
-The corpus is a pinned list of PyPI distributions.  Each one is fetched with
+The corpus is a pinned list of PyPI distributions (the JAX ecosystem: 55 of them) and of
+repositories pinned by commit (read from local git mirrors, ``--mirror``).  Each distribution is fetched with
 ``pip download --no-deps`` (a wheel where PyPI has one, the sdist otherwise)
 into a cache directory and only its ``.py`` members are unpacked; nothing of
 the corpus is ever imported or executed.  Every file is then linted with
@@ -80,7 +81,60 @@ PINNED: dict[str, str] = {
     "scipy": "1.17.1",
     "torch2jax": "0.1.0",
     "jax2torch": "0.0.7",
+    # The JAX ecosystem (issue 14), as pip resolved it for CPython 3.11 on manylinux x86_64.
+    "dm-acme": "0.4.0",
+    "jraph": "0.0.6.dev0",
+    "jumanji": "1.1.2",
+    "kfac-jax": "0.0.8",
+    "trax": "1.4.1",
+    "skrl": "2.1.1",
+    "torchax": "0.0.13",
+    "torch-xla": "2.9.0",
+    "warp-lang": "1.19.0",
+    "easydel": "0.3.0",
+    "eformer": "0.0.101",
+    "tpu-inference": "0.32.0",
+    "keras": "3.15.1",
+    "orbax-checkpoint": "0.12.8",
+    "orbax-export": "0.0.8",
+    "chex": "0.1.92",
+    "distrax": "0.1.9",
+    "dm-haiku": "0.0.17",
+    "rlax": "0.1.9",
+    "mctx": "0.0.71",
+    "optimistix": "0.1.0",
+    "diffrax": "0.7.2",
+    "lineax": "0.1.1",
+    "jaxopt": "0.8.5",
+    "numpyro": "0.22.0",
+    "blackjax": "1.7.1",
+    "jaxtyping": "0.3.11",
+    "penzai": "0.2.5",
+    "gymnax": "1.0.1",
+    "evosax": "0.3.2",
+    "pgx": "2.6.0",
+    "mujoco-mjx": "3.17.0",
+    "dm-pix": "0.4.5",
+    "clu": "0.0.12",
+    "levanter": "1.1",
+    "haliax": "1.3",
+    "jmp": "0.0.4",
+    "flashbax": "0.1.3",
+    "jax-md": "0.2.29",
+    "netket": "3.23.0",
+    "tensorflow-probability": "0.25.0",
+    "oryx": "0.2.9",
 }
+
+# Repositories, pinned by commit: their ``.py`` files are read from a local git mirror
+# (``--mirror DIR``: ``DIR/<owner>+<name>/repo``, as the session's fetch tool lays them out;
+# nothing of them is ever committed).  ``jax-ml/jax`` brings JAX's own tests, which the wheel
+# lacks; ``AI-Hypercomputer/maxtext`` declares its jax range in pyproject.toml.
+REPOS: dict[str, str] = {
+    "jax-ml/jax": "cec06d116c05f0d52adfceee3d3b730fdbcb0ce5",
+    "AI-Hypercomputer/maxtext": "e591f30cbbf217ed67ef71263ec0538239f9c3b8",
+}
+DEFAULT_MIRROR = Path("/work/.mirror")
 
 ERROR_LINE = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<col>\d+))?: error: (?P<msg>.*)$")
 TRACEBACK_MARK = "Traceback (most recent call last)"
@@ -111,7 +165,9 @@ def find_archive(name: str, version: str, download_dir: Path) -> Path | None:
         stem = _normalize(dist) + sep + rest
         if stem.endswith(".whl") and stem.startswith(prefix + "-"):
             wheels.append(entry)
-        elif stem in (prefix + ".tar.gz", prefix + ".zip"):
+        elif stem in (prefix + ".tar.gz", prefix + ".zip") or entry.name in (
+            f"{name}-{version}.tar.gz", f"{name}-{version}.zip"
+        ):  # an old sdist keeps the hyphens of the name (dm-acme-0.4.0.tar.gz)
             sdists.append(entry)
     return (wheels or sdists or [None])[0]
 
@@ -238,6 +294,50 @@ def ensure_corpus(
         name: unpack(archive, cache_dir / "src" / f"{name}-{pins[name]}")
         for name, archive in archives.items()
     }
+
+
+def export_repo(repo: str, commit: str, mirror: Path, dest: Path) -> Path:
+    """Write the ``.py`` files (and the ``pyproject.toml``, ``setup.cfg``, ``requirements*.txt``
+    that declare its jax range) of ``repo`` at ``commit`` from the git mirror under ``mirror``
+    into ``dest``; blobs the mirror lacks are skipped.  A marker makes a second call a no-op.
+    Raises RuntimeError when the mirror or the commit is missing."""
+    marker = dest / ".unpacked"
+    if marker.exists():
+        return dest
+    git_dir = mirror / repo.replace("/", "+") / "repo"
+    if not git_dir.is_dir():
+        raise RuntimeError(f"no mirror of {repo} in {git_dir} (fetch it first)")
+    listing = subprocess.run(["git", "-C", str(git_dir), "ls-tree", "-r", "-z", commit],
+                             capture_output=True, text=True)
+    if listing.returncode != 0:
+        raise RuntimeError(f"{repo}@{commit}: {listing.stderr.strip()[:200]}")
+    wanted = []
+    for entry in listing.stdout.split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        kind, sha = meta.split()[1:3]
+        name = PurePosixPath(path).name
+        if kind == "blob" and (name.endswith(".py") or name in ("pyproject.toml", "setup.cfg")
+                               or (name.startswith("requirements") and name.endswith(".txt"))):
+            if _safe_member(path) is not None:
+                wanted.append((sha, path))
+    tmp = dest.with_name(dest.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for sha, path in wanted:
+        blob = subprocess.run(["git", "-C", str(git_dir), "cat-file", "blob", sha], capture_output=True)
+        if blob.returncode != 0:
+            continue
+        target = tmp.joinpath(*PurePosixPath(path).parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.stdout)
+    if dest.exists():
+        shutil.rmtree(dest)
+    tmp.rename(dest)
+    marker.write_text(f"{repo}@{commit}\n")
+    return dest
 
 
 def python_files(root: Path) -> list[Path]:
@@ -1074,6 +1174,11 @@ def report_json(reports: list[PackageReport], fix: dict | None) -> dict:
     }
 
 
+def all_pins() -> dict[str, str]:
+    """Every corpus entry: PyPI name -> version, repository -> commit (first 10 digits)."""
+    return {**PINNED, **{repo: commit[:10] for repo, commit in REPOS.items()}}
+
+
 def parse_packages(text: str | None, pins: dict[str, str] = PINNED) -> list[str]:
     """Turn ``--packages a,b`` into a list of pinned names (all of them when empty).
 
@@ -1101,7 +1206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_CACHE,
         help=f"cache directory for downloads and unpacked sources (default {DEFAULT_CACHE})",
     )
-    ap.add_argument("--packages", help="comma-separated subset of: " + ",".join(PINNED))
+    ap.add_argument("--packages", help="comma-separated subset of: " + ",".join(all_pins()))
+    ap.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR,
+                    help=f"folder of git mirrors for the pinned repositories (default {DEFAULT_MIRROR})")
     ap.add_argument(
         "--download-only",
         action="store_true",
@@ -1141,10 +1248,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     opts = ap.parse_args(argv)
 
-    names = parse_packages(opts.packages)
+    pins = all_pins()
+    names = parse_packages(opts.packages, pins)
     cache = opts.dir.resolve()
     try:
-        roots = ensure_corpus(names, cache)
+        roots = ensure_corpus([n for n in names if n in PINNED], cache)
+        for repo in (n for n in names if n in REPOS):
+            short = f"{repo.replace('/', '+')}-{REPOS[repo][:10]}"
+            roots[repo] = export_repo(repo, REPOS[repo], opts.mirror, cache / "src" / short)
+        roots = {n: roots[n] for n in names}
     except (RuntimeError, OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
         print(f"corpus_check: {exc}", file=sys.stderr)
         return 2
@@ -1159,7 +1271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tot.lines + s.lines,
                 tot.size + s.size,
             )
-            rows.append([name, PINNED[name], str(s.files), str(s.lines), f"{s.mb:.1f}"])
+            rows.append([name, pins[name], str(s.files), str(s.lines), f"{s.mb:.1f}"])
         rows.append(["TOTAL", "", str(tot.files), str(tot.lines), f"{tot.mb:.1f}"])
         print(_table(rows, right={2, 3, 4}))
         return 0
@@ -1191,7 +1303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"linting {name} ...", file=sys.stderr, flush=True)
         reports.append(
             check_package(
-                name, PINNED[name], root, cache / "src", cmd, extra, opts.timeout, opts.reduce
+                name, pins[name], root, cache / "src", cmd, extra, opts.timeout, opts.reduce
             )
         )
     fix = None

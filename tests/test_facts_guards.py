@@ -281,9 +281,9 @@ def test_one_judgement_function():
     seen = []
     original = base.catches
 
-    def spy(names, raised):
+    def spy(names, raised, versions=None):
         seen.append((names, raised))
-        return original(names, raised)
+        return original(names, raised, versions)
 
     base.catches = spy
     try:

@@ -70,12 +70,15 @@ class SinkEvent:
     via: Optional[str] = None
     inner: Any = None
     context: tuple = ()
+    versions: Optional[frozenset] = None   # the JAX releases reaching the sink (analysis/versions.py)
 
 
 @dataclass(frozen=True)
 class RemovedEvent:
     """A use of a removed JAX API: ``api`` as written in messages, ``removed`` the table
-    entry, ``kind`` one of ``call``, ``attribute``, ``capsule``, ``import``; ``fixable``
+    entry, ``kind`` one of ``call``, ``attribute``, ``capsule``, ``import``, ``method-call``
+    (``x.device_buffers()``), ``probe`` (a ``hasattr`` of a removed array attribute that is
+    False in every release reaching it); ``fixable``
     parts for the fixer (``receiver`` node of ``x.device_buffer``, ``argument`` node)."""
 
     node: Any
@@ -85,6 +88,8 @@ class RemovedEvent:
     function: str
     receiver: Any = None
     argument: Any = None
+    tries: tuple = ()                      # enclosing ``try`` contexts, innermost last
+    versions: Optional[frozenset] = None   # the JAX releases reaching the use (analysis/versions.py)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from ..knowledge import apis
 from . import parts as P
 from . import placements
 from . import values as V
+from . import versions
 from .events import RemovedEvent, SinkEvent
 from .values import Value
 
@@ -187,7 +188,10 @@ class ExprMixin:
 
     def e_ifexp(self, node: cst.IfExp) -> Value:
         self.eval(node.test)
-        return V.join(self.eval(node.body), self.eval(node.orelse))
+        may_true, may_false = versions.branches(self, node.test)   # version guards (analysis/versions.py)
+        joined = V.join(versions.under(self, may_true, lambda: self.eval(node.body)),
+                        versions.under(self, may_false, lambda: self.eval(node.orelse)))
+        return joined if joined is not None else V.UNKNOWN_VALUE
 
     def computed(self, vals) -> Value:
         """The array computed from ``vals``: multi-device when one of them is."""

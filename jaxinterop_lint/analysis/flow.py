@@ -12,6 +12,7 @@ from ..knowledge import structures as S
 from . import conditions, donation, handlers
 from . import parts as P
 from . import values as V
+from . import versions
 from .bindings import BindingMixin
 from .calls import CallMixin
 from .classes import ClassMixin
@@ -43,6 +44,11 @@ def join_env(a, b):
         if k == SINGLE:
             if k in a and k in b:
                 out[k] = a[k]
+            continue
+        if k == versions.KEY:  # the releases reaching either path (analysis/versions.py)
+            joined = versions.join(a.get(k), b.get(k))
+            if joined is not None:
+                out[k] = joined
             continue
         out[k] = V.join(a.get(k), b.get(k))
     return out
@@ -81,11 +87,13 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self.unrolling = 0
         self._tested = None       # (test node, its value) of the test being refined
         self.context_events = []  # the calling contexts this walk added (for the summary)
+        versions.enter_function(self, rec)
 
     # -- utilities -----------------------------------------------------------------------
     def record(self, event) -> None:
         """Keep ``event``; a later visit of the same node replaces it (a loop's fixpoint only
         grows values), except in an unrolled loop, where the values of its visits join."""
+        event = versions.annotate(self, event)
         key = (type(event).__name__, id(event.node), id(getattr(event, "inner", None)))
         if self.unrolling and isinstance(event, SinkEvent):
             old = self.events.get(key)
@@ -136,6 +144,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
     # -- simple statements ---------------------------------------------------------------
     def s_expr(self, node) -> None:
         self.eval(node.value)
+        if versions.never_returns(self, node.value):  # pytest.skip(), self.skipTest()
+            self.env = None
 
     def s_assign(self, node: cst.Assign) -> None:
         v = conditions.stored_test(self, node.value, self.eval(node.value))
@@ -195,6 +205,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
     def s_assert(self, node: cst.Assert) -> None:
         true, _ = self.test(node.test)
         self.refine(true, node.test)
+        versions.narrow(self, versions.branches(self, node.test)[0])
 
     def test(self, test) -> tuple:
         """Evaluate an ``if``/``assert`` test; return its refinements (see :mod:`.conditions`)."""
@@ -216,12 +227,15 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
     # -- compound statements -------------------------------------------------------------
     def s_if(self, node: cst.If) -> None:
         true, false = self.test(node.test)
+        may_true, may_false = versions.branches(self, node.test)
         saved = self.env
         self.env = dict(saved)
+        versions.narrow(self, may_true)
         self.refine(true, node.test)
         self.suite(node.body)
         after_true = self.env
         self.env = dict(saved)
+        versions.narrow(self, may_false)
         self.refine(false, node.test)
         if isinstance(node.orelse, cst.If):
             self.s_if(node.orelse)
@@ -349,6 +363,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
 
     def s_def(self, node: cst.FunctionDef) -> None:
         rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
+        versions.at_def(self, node, rec)
         value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec, qname=declared_name(self.ma, rec)))
         for dec in reversed(node.decorators):
             d = self.eval(dec.decorator)

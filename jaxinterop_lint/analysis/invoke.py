@@ -9,7 +9,7 @@ from . import donation
 from . import parts as P
 from . import values as V
 from .contexts import ContextEntry
-from .events import CallFrame
+from .events import CallFrame, RemovedEvent
 from .imports import dotted
 from .values import FuncInfo, Origin, Value
 
@@ -23,6 +23,10 @@ class InvokeMixin:
         known = self.known_method(node, recv, attr, pos, kw)   # facts.py: FFI buffers, stages, device arrays
         if known is not None:
             return known
+        removed = apis.REMOVED_ATTRIBUTES.get(attr)
+        if removed is not None and self.ma.is_removed_attribute_receiver(recv):  # x.device_buffers()
+            self.record(RemovedEvent(node, f".{attr}", removed, "method-call", self.function, receiver=receiver_node))
+            return V.UNKNOWN_VALUE
         sink = apis.METHOD_SINKS.get(attr)
         if sink is not None:
             self.sink(node, f"`.{attr}()`", sink, recv, receiver_node)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import apis
+from . import apis, versions
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,10 @@ class Knowledge:
         """Whether the configuration names ``qn`` as a source, a sink or a sanitizer."""
         return qn in self.declared
 
+    # The project's JAX releases (knowledge/versions.py) and how messages name the range.
+    jax_versions: frozenset = versions.DEFAULT
+    jax_range: str = ""
+
     def extended(self, sources=(), sinks=None, sanitizers=()) -> "Knowledge":
         """A copy with more sources (qualified names), sinks (qualified name -> protocol
         name: ``dlpack``, ``cuda-array-interface`` or ``raw-buffer``) and sanitizers."""
@@ -35,7 +39,8 @@ class Knowledge:
             direct[qn] = f"{qn}() (extend-sources)"
         declared = self.declared | frozenset(sources) | frozenset(sinks or ()) | frozenset(sanitizers)
         return Knowledge(call_sinks=call_sinks, direct_sources=direct,
-                         sanitizers=self.sanitizers | frozenset(sanitizers), declared=declared)
+                         sanitizers=self.sanitizers | frozenset(sanitizers), declared=declared,
+                         jax_versions=self.jax_versions, jax_range=self.jax_range)
 
 
 DEFAULT_KNOWLEDGE = Knowledge()

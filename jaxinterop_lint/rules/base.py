@@ -13,6 +13,7 @@ from typing import ClassVar, Optional
 from ..analysis.events import SinkEvent
 from ..analysis.values import Origin
 from ..finding import Finding, Fix, Step
+from ..knowledge import versions as VT
 from ..knowledge.apis import EXCEPTION_BASES, PROTOCOL_RULE
 
 from ..catalog import DOCS_URL  # noqa: E402,F401  (the rule pages; re-exported)
@@ -130,12 +131,36 @@ class Rule:
                        snippet=ctx.text(getattr(event, "inner_node", None) or node)[:200], extra=extra)
 
 
-def catches(handler_names, raised: str) -> bool:
-    """Whether an ``except`` clause catching ``handler_names`` (None: bare) catches ``raised``."""
+def catches(handler_names, raised: str, versions=None) -> bool:
+    """Whether an ``except`` clause catching ``handler_names`` (None: bare) catches ``raised``
+    in every JAX release of ``versions`` (None: the newest release the tables know; pass
+    ``event.versions``, the releases reaching the event).  A name catches in a release when it
+    is ``raised`` or one of its bases and exists there (``jax.errors.JaxRuntimeError`` only
+    from 0.4.34: an ``except`` naming a missing attribute raises AttributeError instead;
+    :data:`jaxinterop_lint.knowledge.versions.NAMES`)."""
     if handler_names is None:
         return True
     bases = EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
-    return any(name in bases for name in handler_names)
+    names = [n for n in handler_names if n in bases]
+    if not names:
+        return False
+    releases = versions if versions is not None else (VT.NEWEST,)
+    return all(any(VT.resolves(n, v) for n in names) for v in releases)
+
+
+def missing_names(handler_names, raised: str, versions) -> str:
+    """For JXI007 messages: why a handler that names a class catching ``raised`` still misses
+    it in some releases of ``versions`` (the name does not exist there), or ``""``."""
+    if not handler_names or versions is None:
+        return ""
+    bases = EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
+    notes = []
+    for name in handler_names:
+        if name in bases:
+            absent = [v for v in versions if not VT.resolves(name, v)]
+            if absent:
+                notes.append(f"{name} does not exist in JAX {VT.describe(absent)}")
+    return "; ".join(notes)
 
 
 def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
@@ -158,7 +183,7 @@ def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
     if raised is not None and event.tries:
         for ctx in reversed(event.tries):
             for _, names in ctx.handlers:
-                if catches(names, raised):
+                if catches(names, raised, event.versions):
                     if getattr(ctx, "caller", False) and not names_error(names, raised):
                         return PROTOCOL_RULE[event.sink.protocol], event.node
                     return "handled", event.node

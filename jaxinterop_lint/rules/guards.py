@@ -9,7 +9,7 @@ from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
 from ..fix import remedies
 from ..fix.edits import replace
-from .base import Rule, RuleContext, verdict
+from .base import Rule, RuleContext, missing_names, verdict
 
 
 class IneffectiveSingleDeviceGuard(Rule):
@@ -141,6 +141,9 @@ class HandlerMissesInteropError(Rule):
                        f"{raises}; expect {raises}")
         else:
             message = f"this handler catches {caught}, but {what}; catch {raises} too"
+        missing = missing_names(innermost.handlers[0][1], raises, event.versions)
+        if missing:  # a version-dependent name (knowledge/versions.py NAMES)
+            message += f" ({missing})"
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
         return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
                             sink_line=sink_line, raises=raises)
