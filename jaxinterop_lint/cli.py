@@ -152,8 +152,19 @@ def main(argv: Optional[list] = None) -> int:
     except KeyboardInterrupt:
         print("jaxinterop-lint: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
+    except BrokenPipeError:  # the reader went away: the output is incomplete, an error
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+        return 2
+    except Exception as exc:  # a bug of ours: one line and exit 2, never 1 ("findings")
+        if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+            raise
+        message = " ".join(str(exc).split())[:300]
+        print(f"jaxinterop-lint: internal error ({type(exc).__name__}: {message}); please report it "
+              f"(JAXINTEROP_LINT_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 2
     return 2
 
 

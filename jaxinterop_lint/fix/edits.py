@@ -12,6 +12,7 @@ import re
 from typing import Optional
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from ..finding import Edit
 from ..analysis.imports import dotted, import_bindings
@@ -60,25 +61,81 @@ def _span(ctx, node) -> Optional[tuple[int, int, int, int]]:
     return line, col, end_line, end_col
 
 
+def writes_back(ctx) -> bool:
+    """Whether libcst writes the module back to exactly the text its positions refer to
+    (not so when it dropped a form feed, or parsed a simplified text): only then is a
+    replacement cut from a node's own code.  Computed once per module."""
+    memo = _memo(ctx)
+    if "exact" not in memo:
+        memo["exact"] = ctx.ma.module.code == source_of(ctx)
+    return memo["exact"]
+
+
+def _indent_of(ctx, node) -> list:
+    """The indentation tokens libcst's code generator holds where ``node`` stands: one per
+    enclosing indented block, outermost first."""
+    module = ctx.ma.module
+    tokens = []
+    up = parent(ctx, node)
+    while up is not None:
+        if isinstance(up, cst.IndentedBlock):
+            tokens.append(module.default_indent if up.indent is None else up.indent)
+        up = parent(ctx, up)
+    tokens.reverse()
+    return tokens
+
+
+def code_in_place(ctx, old, new) -> str:
+    """The text libcst writes for ``new`` standing where ``old`` is (the indentation of the
+    enclosing blocks on its continuation lines, the module's newline), without ``new``'s
+    parentheses when it took over those of ``old``: the same text as cutting ``new`` out of the
+    whole module written with ``old`` replaced, in time proportional to ``new`` (plus the
+    depth of ``old``), not to the module."""
+    module = ctx.ma.module
+    if getattr(old, "lpar", None) and getattr(new, "lpar", None):
+        new = new.with_changes(lpar=[], rpar=[])
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for token in _indent_of(ctx, old):
+        state.increase_indent(token)
+    new._codegen(state)
+    return "".join(state.tokens)
+
+
 def replace(ctx, old, new) -> Optional[Edit]:
     """An edit that replaces ``old`` (a node of the module) by ``new`` (a libcst node).
 
     ``new`` takes over the parentheses of ``old`` when ``old`` has some (they stay outside
-    the edited range); otherwise ``new`` is written with its own.  The replacement text is
-    cut out of the whole module written with ``old`` replaced, so that a multi-line node keeps
-    the indentation of its block.  None when ``old`` has no position or the module does not
-    write back to the text the positions refer to.
+    the edited range); otherwise ``new`` is written with its own.  A multi-line node keeps
+    the indentation of its block (see :func:`code_in_place`).  None when ``old`` has no
+    position or the module does not write back to the text the positions refer to (see
+    :func:`writes_back`): a fix never rewrites text it did not read.
     """
+    span = _span(ctx, old)
+    if span is None or not writes_back(ctx):
+        return None
+    if getattr(old, "lpar", None) and hasattr(new, "lpar"):
+        new = new.with_changes(lpar=old.lpar, rpar=old.rpar)
+    memo = _memo(ctx)
+    starts = memo.get("starts")
+    if starts is None:
+        starts = memo["starts"] = line_starts(source_of(ctx))
+    line, col, end_line, end_col = span
+    if end_line > len(starts):
+        return None
+    return Edit(line, col, end_line, end_col, code_in_place(ctx, old, new))
+
+
+def replace_by_rewriting(ctx, old, new) -> Optional[Edit]:
+    """:func:`replace` as it was first written: the whole module written with ``old``
+    replaced, the replacement cut out of it (time proportional to the module).  Kept as the
+    reference that ``tests/test_fix_scaling.py`` compares :func:`replace` with."""
     span = _span(ctx, old)
     if span is None:
         return None
     if getattr(old, "lpar", None) and hasattr(new, "lpar"):
         new = new.with_changes(lpar=old.lpar, rpar=old.rpar)
-    memo = _memo(ctx)
     text = source_of(ctx)
-    starts = memo.get("starts")
-    if starts is None:
-        starts = memo["starts"] = line_starts(text)
+    starts = line_starts(text)
     line, col, end_line, end_col = span
     if end_line > len(starts):
         return None

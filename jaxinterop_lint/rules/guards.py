@@ -45,7 +45,7 @@ class IneffectiveSingleDeviceGuard(Rule):
         subject = ctx.text(event.subject)
         message = (f"`{ctx.text(guard)}` does not make the export by {event.consumer} safe: a replicated "
                    f"array still spans every device; test len({subject}.devices()) == 1 instead")
-        return self.finding(ctx, guard, message, event, fix=self.fix(event, ctx))
+        return self.finding(ctx, guard, message, event, fix=self.deferred_fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """``x.is_fully_replicated`` -> ``len(x.devices()) == 1`` in the guard (safe)."""
@@ -107,7 +107,7 @@ class HandlerMissesInteropError(Rule):
                    f"{event.sink.raises} for `{subject}`, which spans several devices "
                    f"({origin.description}, {ctx.where(origin)}); catch {event.sink.raises} too")
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
-        return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
+        return self.finding(ctx, handler, message, event, provenance, fix=self.deferred_fix(event, ctx),
                             sink_line=sink_line, raises=event.sink.raises)
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:

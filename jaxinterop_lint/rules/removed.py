@@ -53,7 +53,7 @@ class RemovedJaxInteropApi(Rule):
         else:
             what = f"{event.api}" + ("()" if event.kind == "call" else "")
         message = f"{what} is a removed JAX API ({r.gone}); {r.replacement}"
-        return self.finding(ctx, event.node, message, event, fix=self.fix(event, ctx))
+        return self.finding(ctx, event.node, message, event, fix=self.deferred_fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """The current API for ``to_dlpack``, capsules and ``device_buffer(s)`` (safe); None
