@@ -15,7 +15,7 @@ from typing import Optional
 from . import __version__, cli_extras
 from .config import Config, ConfigError
 from .engine import LINE_SPLIT
-from .report import FORMAT_NAMES, formatter
+from .report import FORMAT_NAMES, display_path, formatter
 
 SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
 
@@ -105,7 +105,7 @@ def check(argv: list) -> int:
         out = formatter(args.output_format)(result.findings, sources=sources)
         sys.stdout.write(cli_extras.render(args, out))
     for path, err in result.errors:
-        print(f"{path}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+        print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
     if done is not None:
         return done
     if not args.quiet and args.output_format in ("concise", "full"):

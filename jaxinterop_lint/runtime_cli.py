@@ -218,16 +218,20 @@ def _verify_parser() -> argparse.ArgumentParser:
 
 
 def _format_text(v: Verification) -> str:
+    from jaxinterop_lint.report import display_path, escape_text
+
     lines = []
 
     def site_line(s: SiteHits, extra: str = "") -> str:
-        return (f"{s.path}:{s.line}: {','.join(sorted(c for c in s.codes if c))} "
-                f"{', '.join(sorted(c for c in s.consumers if c))} ({s.count} hit{'s' * (s.count != 1)}){extra}")
+        codes = escape_text(",".join(sorted(str(c) for c in s.codes if c)))
+        consumers = escape_text(", ".join(sorted(str(c) for c in s.consumers if c)))
+        return f"{display_path(s.path)}:{s.line}: {codes} {consumers} ({s.count} hit{'s' * (s.count != 1)}){extra}"
 
     for title, items in (("confirmed", [site_line(s, f" [finding {', '.join(c)}]") for s, c in v.confirmed]),
                          ("missed by the static analysis", [site_line(s) for s in v.missed]),
                          ("handled by their try", [site_line(s) for s in v.handled]),
-                         ("not exercised", [f"{f.path}:{f.line}: {f.code} {f.message}" for f in v.not_exercised]),
+                         ("not exercised", [f"{display_path(f.path)}:{f.line}: {f.code} {escape_text(f.message)}"
+                                            for f in v.not_exercised]),
                          ("outside the linted files", [site_line(s) for s in v.outside])):
         if items:
             lines.append(f"{title} ({len(items)}):")

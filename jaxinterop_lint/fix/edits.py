@@ -208,22 +208,92 @@ def qualify(ctx, expr) -> Optional[str]:
     return base + ("." + rest if rest else "")
 
 
-def module_name(ctx, module: str, preferred: str) -> Optional[tuple[str, Optional[str]]]:
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+# node type -> the field holding the target it binds
+_TARGETS = {cst.AssignTarget: "target", cst.AnnAssign: "target", cst.AugAssign: "target",
+            cst.NamedExpr: "target", cst.For: "target", cst.CompFor: "target", cst.AsName: "name",
+            cst.Param: "name", cst.MatchAs: "name", cst.MatchStar: "name", cst.MatchMapping: "rest"}
+
+
+class _Bindings(cst.CSTVisitor):
+    """The names a scope binds (parameters, assignment, ``for``, ``with``, ``except`` and
+    ``match`` targets, walrus, imports, nested ``def``/``class`` names, ``global``/``nonlocal``
+    declarations), without entering the scopes nested in it."""
+
+    def __init__(self, root):
+        self.root = root
+        self.names: set = set()
+
+    def on_visit(self, node) -> bool:
+        if node is not self.root and isinstance(node, _SCOPES):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                self.names.add(node.name.value)
+                for deco in node.decorators:
+                    deco.visit(self)
+            return False
+        field = _TARGETS.get(type(node))
+        if field is not None:
+            self._target(getattr(node, field, None))
+        elif isinstance(node, cst.ImportAlias) and node.asname is None:
+            name = node.name
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            self._target(name)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            self.names.update(n.name.value for n in node.names)
+        return True
+
+    def _target(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+
+
+def bound_around(ctx, node) -> frozenset:
+    """Names bound in the scopes that enclose ``node`` other than the module (functions,
+    lambdas, comprehensions, and the class body it stands in directly): a name generated
+    code uses there must not be one of them, or it would mean the local, not the module."""
+    memo = _memo(ctx).setdefault("bound", {})
+    names: set = set()
+    up, child, function_seen = parent(ctx, node), node, False
+    while up is not None:
+        if isinstance(up, _SCOPES) and not (isinstance(up, cst.ClassDef) and function_seen):
+            key = id(up)
+            if key not in memo:
+                visitor = _Bindings(up)
+                up.visit(visitor)
+                memo[key] = frozenset(visitor.names)
+            names |= memo[key]
+        if isinstance(up, (cst.FunctionDef, cst.Lambda)):
+            function_seen = True
+        child, up = up, parent(ctx, up)
+    return frozenset(names)
+
+
+def module_name(ctx, module: str, preferred: str, at=None) -> Optional[tuple[str, Optional[str]]]:
     """How generated code names ``module`` (``"numpy"``) and the import it needs.
 
     Returns ``(name, None)`` when a module-level import already binds the module (``np`` for
     ``import numpy as np``, ``jax`` for ``import jax.numpy``), ``(preferred, "import numpy as
     np")`` or ``(module, "import numpy")`` when the name is free, None when both are taken.
+    With ``at`` (the node the code replaces), a name bound in a scope around it (a local
+    ``np``, a parameter called ``jax``) is taken too: there it would not be the module.
     """
     bound, used = _imports(ctx)
+    local = bound_around(ctx, at) if at is not None else frozenset()
     for name, qn in sorted(bound.items(), key=lambda item: item[0] != preferred):
-        if qn == module and "." not in name:
+        if qn == module and "." not in name and name not in local:
             return name, None
     options = [(preferred, f"import {module} as {preferred}" if preferred != module else f"import {module}")]
     if "." not in module:
         options.append((module, f"import {module}"))
     for candidate, statement in options:
-        if candidate not in bound and candidate not in used:
+        if candidate not in bound and candidate not in used and candidate not in local:
             return candidate, statement
     return None
-
