@@ -161,7 +161,10 @@ def main(argv: Optional[list] = None) -> int:
     except Exception as exc:  # a bug of ours: one line and exit 2, never 1 ("findings")
         if os.environ.get("JAXINTEROP_LINT_DEBUG"):
             raise
-        message = " ".join(str(exc).split())[:300]
+        try:
+            message = " ".join(str(exc).split())[:300]
+        except Exception:  # an exception whose text cannot be made (a recursive repr)
+            message = "no message"
         print(f"jaxinterop-lint: internal error ({type(exc).__name__}: {message}); please report it "
               f"(JAXINTEROP_LINT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import io
 import os
 import re
 import stat
+import sys
 import tokenize
 import warnings
 from typing import TYPE_CHECKING, Optional
@@ -361,6 +362,36 @@ def simplified(text: str) -> str:
             lines[row - 1] = line[:col] + " " * (end_col - col) + line[end_col:]
     out = "".join(lines)
     return out if len(out) == len(text) else text
+
+
+def run_guarded(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (a parse or an analysis) through
+    :func:`jaxinterop_lint.deep.run_deep`, with room for deep recursion.  A ``RecursionError``
+    that still happens becomes a :class:`SourceError`: Python 3.12 caps recursion through C
+    code at a fixed depth whatever the stack (about 1,500 calls), which some hundreds of
+    nested expressions reach; 3.11 and 3.13 go much further."""
+    from .deep import run_deep
+
+    try:
+        return run_deep(fn, *args, **kwargs)
+    except SourceError:
+        raise
+    except Exception as exc:
+        if not _from_recursion(exc):
+            raise
+        where = "" if sys.version_info[:2] != (3, 12) else " on Python 3.12, whose limit for recursion through C code is fixed"
+        raise SourceError(f"too deeply nested to analyse{where}") from None
+
+
+def _from_recursion(exc: BaseException) -> bool:
+    """Whether ``exc`` is a RecursionError or was raised while one was being handled (libcst's
+    code generator turns one into a long chain of KeyErrors); walked without recursion."""
+    seen = 0
+    while exc is not None and seen < 1_000_000:
+        if isinstance(exc, RecursionError):
+            return True
+        exc, seen = exc.__context__, seen + 1
+    return False
 
 
 def package_of(path: str) -> str:

@@ -21,7 +21,8 @@ def test_every_attack_is_defended(tmp_path):
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert [f"{row['section']}: {row['attack']}" for row in rows] == names
     assert all(row["verdict"] in ("defended", "skipped") for row in rows), rows
-    assert sum(row["verdict"] == "skipped" for row in rows) <= 1  # only the one that needs root, as non-root
+    # only the one that needs root (as non-root) and deep nesting on Python 3.12 may be skipped
+    assert sum(row["verdict"] == "skipped" for row in rows) <= 2
 
 
 def test_attack_table_usage():

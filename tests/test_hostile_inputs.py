@@ -155,27 +155,39 @@ DEEP_BUT_VALID["1000-branch elif"] = (
 PYFLAKES_SURVIVES = {"5000 implicitly concatenated strings", "3000 and", "900 nested lambdas"}
 
 
+# Python 3.12 caps recursion through C code at a fixed depth whatever the stack: there the
+# deep shapes but the strings get one clear "too deeply nested" line (README, "Deep but valid").
+PY312 = sys.version_info[:2] == (3, 12)
+LINTED_ON_312 = {"5000 implicitly concatenated strings"}
+
+
 @pytest.mark.parametrize("name", sorted(DEEP_BUT_VALID))
 def test_deep_but_valid_python_is_linted(name):
     text = HEADER + DEEP_BUT_VALID[name]
     compile(text, name, "exec")  # CPython compiles it
     line = text.count("\n")
     r = lint_source(text, "deep.py", Config())
+    if PY312 and name not in LINTED_ON_312:
+        assert r.error is not None and r.error.message.startswith("too deeply nested to analyse"), r.error
+        return
     assert r.error is None, r.error.message
     assert [(f.line, f.code) for f in r.findings] == [(line, "JXI002")]
 
 
 def test_deep_but_valid_python_through_the_cli_and_flake8(tmp_path):
-    texts = {f"deep{i}.py": HEADER + DEEP_BUT_VALID[n] for i, n in enumerate(sorted(DEEP_BUT_VALID))}
+    texts = {f"deep{i}.py": HEADER + DEEP_BUT_VALID[n] for i, n in enumerate(sorted(DEEP_BUT_VALID))
+             if not PY312 or n in LINTED_ON_312}
     root = project(tmp_path, texts)
     r = run_cli("--no-cache", ".", cwd=root)
     assert r.returncode == 1 and "error" not in r.stderr, r.stderr
     assert r.stdout.count("JXI002") == len(texts), r.stdout
     # pyflakes, which flake8 always runs, has a RecursionError on the other shapes
-    names = [f"deep{i}.py" for i, n in enumerate(sorted(DEEP_BUT_VALID)) if n in PYFLAKES_SURVIVES]
+    names = [f"deep{i}.py" for i, n in enumerate(sorted(DEEP_BUT_VALID))
+             if n in PYFLAKES_SURVIVES and f"deep{i}.py" in texts]
     r = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "-j", "1", *names], cwd=root,
                        capture_output=True, text=True, timeout=600)
-    assert r.stdout.count("JXI002") == len(names) == 3 and "JXI000" not in r.stdout, r.stdout + r.stderr
+    assert r.stdout.count("JXI002") == len(names) == (1 if PY312 else 3) and "JXI000" not in r.stdout, \
+        r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("where", ["own statement", "in the exported value"])
