@@ -10,7 +10,6 @@ Every JAX-using check runs in a subprocess with 8 forced CPU devices (real jax, 
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess

@@ -261,7 +261,7 @@ def bound_around(ctx, node) -> frozenset:
     code uses there must not be one of them, or it would mean the local, not the module."""
     memo = _memo(ctx).setdefault("bound", {})
     names: set = set()
-    up, child, function_seen = parent(ctx, node), node, False
+    up, function_seen = parent(ctx, node), False
     while up is not None:
         if isinstance(up, _SCOPES) and not (isinstance(up, cst.ClassDef) and function_seen):
             key = id(up)
@@ -272,7 +272,7 @@ def bound_around(ctx, node) -> frozenset:
             names |= memo[key]
         if isinstance(up, (cst.FunctionDef, cst.Lambda)):
             function_seen = True
-        child, up = up, parent(ctx, up)
+        up = parent(ctx, up)
     return frozenset(names)
 
 
