@@ -142,26 +142,40 @@ def add_noqa_to_text(text: str, codes_by_line: dict) -> tuple[str, int, int]:
     return "".join(lines), changed, skipped
 
 
-def add_noqa(findings: Iterable[Finding]) -> tuple[int, int, int]:
+def add_noqa(findings: Iterable[Finding], roots: Optional[Iterable[str]] = None,
+             refused: Optional[list] = None) -> tuple[int, int, int]:
     """Write ``# noqa: CODE`` on the line of every finding, file by file, keeping each file's
-    encoding (BOM and coding cookie included) and line endings.
+    encoding (BOM and coding cookie included) and line endings.  Files are written as
+    ``--fix`` writes them (:mod:`jaxinterop_lint.fix.writer`: atomically, never through a
+    symlink out of ``roots``, the linted paths, nor over an edit made meanwhile).
 
-    Returns ``(comments added, files changed, findings skipped)``.  Raises :class:`OSError`
-    when a file cannot be read or written."""
+    Returns ``(comments added, files changed, findings skipped)``; a file that is not
+    written is appended to ``refused`` as ``(path, reason)`` (when given; else the first one
+    raises :class:`OSError`)."""
+    from .fix import writer
+
     by_file: dict = {}
     for f in findings:
         by_file.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
+    real_roots = writer.allowed_roots(roots) if roots is not None else None
+    writer.clean_stale({os.path.dirname(os.path.realpath(p)) for p in by_file})
     added = files = skipped = 0
     for path, codes_by_line in sorted(by_file.items()):
-        with open(path, "rb") as fh:
-            data = fh.read()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-        new, changed, missed = add_noqa_to_text(text, codes_by_line)
+        try:
+            snap = writer.snapshot(path)
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(snap.data).readline)
+            text = snap.data.decode(encoding)
+            new, changed, missed = add_noqa_to_text(text, codes_by_line)
+            if changed:
+                writer.replace(snap, new.encode(encoding), real_roots)
+        except (OSError, ValueError, SyntaxError, LookupError, writer.WriteRefused) as exc:
+            reason = str(exc) if isinstance(exc, writer.WriteRefused) else f"cannot rewrite: {exc}"
+            if refused is None:
+                raise OSError(f"{path}: {reason}") from None
+            refused.append((path, reason.replace("not written", "no noqa added")))
+            continue
         skipped += missed
         if changed:
-            with open(path, "wb") as fh:
-                fh.write(new.encode(encoding))
             added += changed
             files += 1
     return added, files, skipped

@@ -15,7 +15,7 @@ from typing import Optional
 from . import __version__, cli_extras
 from .config import Config, ConfigError
 from .engine import LINE_SPLIT
-from .report import FORMAT_NAMES, formatter
+from .report import FORMAT_NAMES, display_path, formatter
 
 SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
 
@@ -129,7 +129,7 @@ def check(argv: list) -> int:
         out = formatter(args.output_format)(result.findings, sources=sources)
         sys.stdout.write(cli_extras.render(args, out))
     for path, err in result.errors:
-        print(f"{path}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+        print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
     if done is not None:
         return done
     if not args.quiet and args.output_format in ("concise", "full"):
@@ -176,8 +176,22 @@ def main(argv: Optional[list] = None) -> int:
     except KeyboardInterrupt:
         print("jaxinterop-lint: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
+    except BrokenPipeError:  # the reader went away: the output is incomplete, an error
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+        return 2
+    except Exception as exc:  # a bug of ours: one line and exit 2, never 1 ("findings")
+        if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+            raise
+        try:
+            message = " ".join(str(exc).split())[:300]
+        except Exception:  # an exception whose text cannot be made (a recursive repr)
+            message = "no message"
+        print(f"jaxinterop-lint: internal error ({type(exc).__name__}: {message}); please report it "
+              f"(JAXINTEROP_LINT_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 2
     return 2
 
 

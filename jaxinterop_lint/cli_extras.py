@@ -15,7 +15,7 @@ from typing import Optional
 
 from . import pyproject
 from .config import Config, ConfigError
-from .engine import LintResult, lint_paths, lint_source
+from .engine import LintResult, SourceError, lint_paths, lint_source
 from .catalog import NAMES
 
 STDIN = "-"
@@ -119,7 +119,10 @@ def adopt(args, result: LintResult) -> tuple[Optional[int], list]:
         recorded = adoption.load_baseline(args.baseline)
         result.findings, known = adoption.apply_baseline(result.findings, recorded, args.baseline)
     if args.add_noqa:
-        added, files, skipped = adoption.add_noqa(result.findings)
+        refused: list = []
+        added, files, skipped = adoption.add_noqa(result.findings, roots=input_paths(args), refused=refused)
+        for path, reason in refused:  # a symlink out of the tree, changed meanwhile, not writable
+            result.errors.append((path, SourceError(reason)))
         print(f"jaxinterop-lint: added {added} noqa comment{'s' if added != 1 else ''} "
               f"to {files} file{'s' if files != 1 else ''}", file=sys.stderr)
         if skipped:

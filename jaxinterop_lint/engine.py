@@ -15,7 +15,7 @@ from . import prefilter as prefilter_mod
 from .config import Config
 from .finding import Finding
 from .source import (  # noqa: F401  (re-exported: the engine's public reading API)
-    LINE_SPLIT, SourceError, decode, guard, package_of, parse, read_bytes, read_source,
+    LINE_SPLIT, SourceError, decode, guard, package_of, parse, read_bytes, read_source, run_guarded,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -201,7 +201,7 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
             # Never parsed: a file that names no interop API cannot produce a finding, and
             # not parsing it is what makes the linter fast (its syntax is other tools' job).
             return result
-        _, raw, handled = analyse(text, path, config, project=project)
+        _, raw, handled = run_guarded(analyse, text, path, config, project=project)  # deep-but-valid code
     except SourceError as exc:
         result.error = exc
         return result

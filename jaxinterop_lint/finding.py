@@ -1,8 +1,15 @@
-"""The records the engine hands to every front end: findings, provenance steps and fixes."""
+"""The records the engine hands to every front end: findings, provenance steps and fixes.
+
+A finding's fix may be *deferred* (:class:`DeferredFix`): the rule says which applicability
+its remedy has, and the edits are computed on first access of ``Finding.fix``, so a run that
+never looks at fixes (flake8 without a safe remedy, ``--statistics``, the API) never pays for
+them.  Pickling a finding (parallel workers) resolves its fix first.
+"""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -64,13 +71,61 @@ class Fix:
                 "edits": [e.to_dict() for e in self.edits], "imports": list(self.imports)}
 
 
+class DeferredFix:
+    """A fix of known ``applicability`` whose edits ``compute()`` makes on first use (it
+    returns a :class:`Fix` or None when the pattern has no remedy).  ``compute`` runs once,
+    with room for deep recursion (:func:`jaxinterop_lint.deep.run_deep`); an exception in it
+    counts as "no fix" (the finding stays) and is kept in ``error`` (re-raised under
+    ``JAXINTEROP_LINT_DEBUG=1``)."""
+
+    __slots__ = ("applicability", "_compute", "error")
+
+    def __init__(self, applicability: str, compute: Callable[[], Optional["Fix"]]):
+        self.applicability = applicability
+        self._compute = compute
+        self.error: Optional[str] = None
+
+    def resolve(self) -> Optional["Fix"]:
+        """The fix (computed now), or None."""
+        from .deep import run_deep
+
+        compute, self._compute = self._compute, None
+        if compute is None:
+            return None
+        try:
+            return run_deep(compute)
+        except Exception as exc:  # a bug in a remedy must not cost the finding
+            if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+                raise
+            self.error = f"{type(exc).__name__}: {exc}"
+            return None
+
+
+class _FixField:
+    """The ``Finding.fix`` field: stores a :class:`Fix`, None or a :class:`DeferredFix`, and
+    reading it resolves a deferred one (once)."""
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return None  # the dataclass default
+        value = obj.__dict__.get("_fix")
+        if isinstance(value, DeferredFix):
+            value = value.resolve()
+            obj.__dict__["_fix"] = value
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__["_fix"] = value
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reported problem.
 
     ``line`` is 1-based, ``column`` 0-based (flake8 adds 1 when it prints).  ``provenance``
     is the chain from the source to the sink, source first.  ``fix`` is None when the rule
-    has no mechanical remedy for this finding.
+    has no mechanical remedy for this finding; it may be given as a :class:`DeferredFix`
+    (computed when first read).
     """
 
     path: str
@@ -82,10 +137,25 @@ class Finding:
     name: str
     message: str
     provenance: tuple[Step, ...] = ()
-    fix: Optional[Fix] = None
+    fix: Optional[Fix] = _FixField()  # type: ignore[assignment]
     function: str = ""
     snippet: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def has_fix(self, applicabilities=("safe", "unsafe")) -> bool:
+        """Whether the finding has a fix with edits whose applicability is one of
+        ``applicabilities``; a deferred fix of another applicability is never computed."""
+        pending = self.__dict__.get("_fix")
+        if isinstance(pending, DeferredFix) and pending.applicability not in applicabilities:
+            return False
+        fix = self.fix
+        return fix is not None and bool(fix.edits) and fix.applicability in applicabilities
+
+    def __getstate__(self) -> dict:
+        """Pickled with its fix resolved (a deferred fix holds the whole module analysis)."""
+        state = dict(self.__dict__)
+        state["_fix"] = self.fix
+        return state
 
     def sort_key(self):
         """Key that orders findings by file, position and code."""

@@ -9,6 +9,7 @@ one text search (the prefilter).
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Iterator
 
 from . import __version__, pyproject
@@ -19,6 +20,7 @@ from .session import shared_project
 from .rules import ALL_RULES, RULES_BY_CODE
 
 ALL_CODES = tuple(r.code for r in ALL_RULES)
+ERROR_CODE = "JXI000"  # a file that could not be linted (flake8 has no error channel for plugins)
 
 
 class JaxInteropChecker:
@@ -62,16 +64,35 @@ class JaxInteropChecker:
     def run(self) -> Iterator[tuple]:
         """Lint the file and yield flake8's tuples (columns 0-based, as flake8 expects);
         nothing for a file the table excludes.  A message starts with ``[*]`` (after the code,
-        as in ruff) when ``jaxinterop-lint --fix`` fixes the finding (a safe fix)."""
+        as in ruff) when ``jaxinterop-lint --fix`` fixes the finding (a safe fix).
+
+        A file the linter cannot lint (nesting past its limits, an internal error) is never
+        passed over in silence: it gets one ``JXI000`` line saying why, so flake8 exits 1."""
         if self.exclude and pyproject.excluded(self.filename, self.exclude):
             return
-        text = "".join(self.lines)
-        project = shared_project(self.filename, self.config)
-        force = project is not None and project.calls_exporting(text)
-        result = lint_source(text, self.filename, self.config, project=project, force=force)
-        for f in result.findings:
-            mark = "[*] " if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits else ""
-            yield f.line, f.column, f"{f.code} {mark}{f.message}", type(self)
+        try:
+            text = "".join(self.lines)
+            project = shared_project(self.filename, self.config)
+            force = project is not None and project.calls_exporting(text)
+            result = lint_source(text, self.filename, self.config, project=project, force=force)
+            found = [(f.line, f.column, f"{f.code} {'[*] ' if f.has_fix(('safe',)) else ''}{f.message}")
+                     for f in result.findings]
+        except Exception as exc:  # a bug of ours: say so on this file, never drop it
+            if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+                raise
+            try:
+                message = " ".join(str(exc).split())[:300]
+            except Exception:  # an exception whose text cannot be made (a recursive repr)
+                message = "no message"
+            yield 1, 0, (f"{ERROR_CODE} jaxinterop-lint internal error ({type(exc).__name__}: {message}); "
+                         f"please report it (JAXINTEROP_LINT_DEBUG=1 shows the traceback)"), type(self)
+            return
+        if result.error is not None:
+            err = result.error
+            yield max(err.line, 1), max(err.column - 1, 0), \
+                f"{ERROR_CODE} jaxinterop-lint cannot lint this file: {err.message}", type(self)
+        for line, column, message in found:
+            yield line, column, message, type(self)
 
 
 def plugin_view(cfg: Config) -> tuple[Config, tuple, frozenset]:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from jaxinterop_lint import shim
-from jaxinterop_lint.shim.report import ShimReportError, merge_parts, open_report, read_hits, report_parts
+from jaxinterop_lint.shim.report import (
+    CorruptReport, ShimReportError, merge_parts, open_report, read_hits, report_parts,
+)
 
 __all__ = ["run_main", "verify_main", "child_environment", "classify", "Verification"]
 
@@ -93,8 +95,15 @@ def run_main(argv: list[str]) -> int:
         proc.send_signal(signal.SIGINT)
         status = proc.wait()
     if report:
-        merge_parts(report)
-        count = len(read_hits(report)) if os.path.exists(report) else 0
+        try:
+            merge_parts(report)
+            problems: list = []
+            count = len(read_hits(report, problems)) if os.path.exists(report) else 0
+        except OSError as exc:
+            print(f"jaxinterop-lint run: cannot gather the report {report!r}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        for problem in problems:
+            print(f"jaxinterop-lint run: {problem}", file=sys.stderr)
         print(f"jaxinterop-lint run: {count} hit(s) recorded in {report}", file=sys.stderr)
     return 128 - status if status < 0 else status
 
@@ -218,16 +227,20 @@ def _verify_parser() -> argparse.ArgumentParser:
 
 
 def _format_text(v: Verification) -> str:
+    from jaxinterop_lint.report import display_path, escape_text
+
     lines = []
 
     def site_line(s: SiteHits, extra: str = "") -> str:
-        return (f"{s.path}:{s.line}: {','.join(sorted(c for c in s.codes if c))} "
-                f"{', '.join(sorted(c for c in s.consumers if c))} ({s.count} hit{'s' * (s.count != 1)}){extra}")
+        codes = escape_text(",".join(sorted(str(c) for c in s.codes if c)))
+        consumers = escape_text(", ".join(sorted(str(c) for c in s.consumers if c)))
+        return f"{display_path(s.path)}:{s.line}: {codes} {consumers} ({s.count} hit{'s' * (s.count != 1)}){extra}"
 
     for title, items in (("confirmed", [site_line(s, f" [finding {', '.join(c)}]") for s, c in v.confirmed]),
                          ("missed by the static analysis", [site_line(s) for s in v.missed]),
                          ("handled by their try", [site_line(s) for s in v.handled]),
-                         ("not exercised", [f"{f.path}:{f.line}: {f.code} {f.message}" for f in v.not_exercised]),
+                         ("not exercised", [f"{display_path(f.path)}:{f.line}: {f.code} {escape_text(f.message)}"
+                                            for f in v.not_exercised]),
                          ("outside the linted files", [site_line(s) for s in v.outside])):
         if items:
             lines.append(f"{title} ({len(items)}):")
@@ -246,15 +259,14 @@ def verify_main(argv: list[str]) -> int:
     """
     args = _verify_parser().parse_args(argv)
     hits: list[dict] = []
-    problems: list[str] = []
     for report in args.report:
         try:
-            hits.extend(read_hits(report, problems))
-        except OSError as exc:
-            print(f"jaxinterop-lint verify: {exc}", file=sys.stderr)
+            hits.extend(read_hits(report))
+        except (OSError, CorruptReport) as exc:  # missing, unreadable, corrupt, not UTF-8
+            reason = exc if isinstance(exc, CorruptReport) or not getattr(exc, "strerror", None) \
+                else f"{report}: {exc.strerror}"
+            print(f"jaxinterop-lint verify: {reason}", file=sys.stderr)
             return 2
-    for problem in problems:
-        print(f"jaxinterop-lint verify: {problem}", file=sys.stderr)
     paths = args.paths or sorted({k[0] for k in group_hits(hits)})
     from jaxinterop_lint.engine import lint_paths  # the static engine (heavy: libcst)
 
@@ -266,4 +278,12 @@ def verify_main(argv: list[str]) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(_format_text(result))
+    if not hits and result.not_exercised:
+        print(NO_HITS_HINT, file=sys.stderr)
     return 1 if result.missed else 0
+
+
+NO_HITS_HINT = ("jaxinterop-lint verify: the report has no hit at all, so every finding is \"not exercised\". "
+                "The shim records only arrays that span several devices: on a machine without several GPUs "
+                "run the program with XLA_FLAGS=--xla_force_host_platform_device_count=8 (and JAX_PLATFORMS=cpu) "
+                "so that JAX has 8 CPU devices, as the tests do.")

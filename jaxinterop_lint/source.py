@@ -8,6 +8,7 @@ import io
 import os
 import re
 import stat
+import sys
 import tokenize
 import warnings
 from typing import TYPE_CHECKING, Optional
@@ -32,21 +33,36 @@ class SourceError(Exception):
 def decode(data: bytes, path: str = "<string>") -> str:
     """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8).
 
-    Raises :class:`SourceError` for an unknown codec, bytes invalid in the encoding, or a NUL."""
+    Raises :class:`SourceError` for an unknown codec, a codec that is no text encoding
+    (``hex``, ``rot13``), one that fails on the bytes however it fails (``undefined``,
+    ``punycode`` raise plain ``UnicodeError``), bytes invalid in the encoding, or a NUL."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
         raise SourceError(f"cannot decode: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+    except Exception as exc:  # a codec's own lookup or decoder failing in another way
+        raise SourceError(f"cannot decode: {_one_line(exc)}") from None
     try:
         text = data.decode(encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceError(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"cannot decode as {encoding}: {exc.reason}") from None
+    except Exception as exc:  # LookupError, UnicodeError, TypeError ... from a codec
+        reason = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+        raise SourceError(f"cannot decode as {encoding}: {_one_line(reason)}") from None
+    if not isinstance(text, str):  # pragma: no cover - a codec registered to return bytes
+        raise SourceError(f"cannot decode as {encoding}: it does not give text")
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise SourceError("source contains a NUL byte", line, 1)
     return text
+
+
+def _one_line(exc: BaseException) -> str:
+    """An exception's message on one line, at most 200 characters."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def read_bytes(path: str) -> bytes:
@@ -94,8 +110,14 @@ _BRACKET = re.compile(r"[()\[\]{}]")
 _DEEP_INDENT = re.compile(r"^[ \t\f]{100,}\S", re.M)
 RISKY_DEPTH = 50          # nested brackets
 RISKY_SPAN = 2000         # characters inside one outermost bracket pair, or on one line
-MAX_TREE_DEPTH = 1000     # syntax tree levels past which a text is refused (libcst is slow on it)
+RISKY_CONTINUATIONS = 200  # backslash-continued lines in the file
+MAX_TREE_DEPTH = 3000     # syntax tree levels past which CPython refuses to compile (3.11: 3 x its
+                          # recursion limit of 1000); the check runs with the limit raised
+MAX_EXPRESSION_DEPTH = 1000  # nested expressions past which libcst's parser is refused: its
+                          # memory grows with the square of it (ternaries nested 500 deep:
+                          # 68 MB, 1,000: 198 MB, 2,000: 709 MB, 2,900: 1.45 GB)
 PROBE_TIMEOUT = 60.0      # seconds libcst may take on a risky text CPython cannot check
+PROBE_STACK = 8 << 20     # bytes of stack libcst gets there
 
 
 def _shape(text: str) -> tuple:
@@ -137,7 +159,11 @@ def _risk(text: str) -> Optional[tuple]:
         line = next(i for i, t in enumerate(lines) if len(t) > RISKY_SPAN)
         return line + 1, 1
     m = _DEEP_INDENT.search(text)
-    return _location(text, m.start()) if m else None
+    if m:
+        return _location(text, m.start())
+    if text.count("\\\n") + text.count("\\\r") > RISKY_CONTINUATIONS:  # one statement may span them all
+        return _location(text, text.index("\\\n") if "\\\n" in text else text.index("\\\r"))
+    return None
 
 
 def _cpython_parse(text: str) -> ast.AST:
@@ -159,6 +185,33 @@ def _deeper_than(tree: ast.AST, limit: int) -> bool:
     return False
 
 
+# The operands that continue a chain rather than open a new nesting level in libcst's
+# grammar (calls, attributes, subscripts and left operands are loops there, not recursion).
+_CHAIN_FIELDS = {ast.Call: "func", ast.Attribute: "value", ast.Subscript: "value", ast.BinOp: "left"}
+
+
+def _expression_depth(tree: ast.AST) -> int:
+    """The deepest nesting of expressions in ``tree`` that libcst's parser recurses on (see
+    :data:`_CHAIN_FIELDS`), walked without recursion."""
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        chain = _CHAIN_FIELDS.get(type(node))
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else (value,)
+            for child in children:
+                if not isinstance(child, ast.AST):
+                    continue
+                if isinstance(child, ast.expr):
+                    d = depth if name == chain else depth + 1
+                    deepest = max(deepest, d)
+                    stack.append((child, d))
+                else:
+                    stack.append((child, depth))
+    return deepest
+
+
 def _probe_libcst(text: str) -> Optional[str]:
     """Parse ``text`` with libcst in a forked child process: None when the child finished
     (parsed or raised), else why the text cannot be parsed safely (the child crashed or ran
@@ -173,12 +226,20 @@ def _probe_libcst(text: str) -> Optional[str]:
         code = 1
         try:
             import faulthandler
+            import threading
 
             faulthandler.disable()  # its crash is expected: no dump on the user's stderr
             import libcst as cst
 
-            cst.parse_module(text)
-            code = 0
+            # On an ordinary 8 MiB stack, as a main thread has: the child may have been
+            # forked from a deep thread (jaxinterop_lint.deep), whose stack would let libcst
+            # grind through memory instead of failing fast on what it cannot parse safely.
+            parsed = []
+            threading.stack_size(PROBE_STACK)
+            probe = threading.Thread(target=lambda: parsed.append(cst.parse_module(text)))
+            probe.start()
+            probe.join()
+            code = 0 if parsed else 1
         except BaseException:
             pass
         os._exit(code)
@@ -213,7 +274,11 @@ def guard(text: str) -> None:
     try:
         tree = _cpython_parse(text)
         if _deeper_than(tree, MAX_TREE_DEPTH):
-            raise SourceError(f"too deeply nested to analyse (over {MAX_TREE_DEPTH} levels)", *where)
+            raise SourceError(f"too deeply nested (over {MAX_TREE_DEPTH} levels: Python cannot compile it either)",
+                              *where)
+        if _expression_depth(tree) > MAX_EXPRESSION_DEPTH:
+            raise SourceError(f"too deeply nested to analyse (expressions nested over {MAX_EXPRESSION_DEPTH} "
+                              f"levels)", *where)
         return
     except (RecursionError, MemoryError):
         raise SourceError("too deeply nested to parse (Python cannot compile it either)", *where) from None
@@ -229,7 +294,11 @@ def guard(text: str) -> None:
 def parse(text: str, guarded: bool = False) -> "cst.Module":
     """Parse with libcst; raises :class:`SourceError` for invalid Python, located with
     CPython's own message where CPython also rejects the text (it points more precisely).
-    ``guarded``: :func:`guard` was already applied to ``text``."""
+    ``guarded``: :func:`guard` was already applied to ``text``.
+
+    Valid Python that libcst's parser cannot read (it stops at some 3,000 implicitly
+    concatenated strings) is parsed as :func:`simplified` text: the module then writes back to
+    that text, not to ``text`` (a fix checks :func:`jaxinterop_lint.fix.edits.writes_back`)."""
     import libcst as cst
 
     if not guarded:
@@ -243,11 +312,86 @@ def parse(text: str, guarded: bool = False) -> "cst.Module":
             raise SourceError(f"syntax error: {err.msg}", err.lineno or 1, err.offset or 1) from None
         except (RecursionError, MemoryError, ValueError):
             pass
+        else:  # valid Python: try the text with the pieces libcst cannot take blanked
+            easier = simplified(text)
+            if easier != text:
+                try:
+                    return cst.parse_module(easier)
+                except cst.ParserSyntaxError:
+                    pass
         raise SourceError(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1) from None
     except RecursionError:
         raise SourceError("too deeply nested for the parser") from None
     except MemoryError:
         raise SourceError("file too large to parse") from None
+
+
+LONG_CONCATENATION = 100   # implicitly concatenated string pieces kept as they are
+
+
+def simplified(text: str) -> str:
+    """``text`` with the string pieces of long implicit concatenations (over
+    :data:`LONG_CONCATENATION` pieces) blanked out, except the first: every other character
+    keeps its line and column, and the code means the same to the analysis (the value of a
+    string does not matter to it).  Pieces that span lines or hold f-string expressions are
+    kept.  Returns ``text`` itself when there is nothing to blank or it cannot be tokenized."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text, newline="").readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return text
+    runs, run = [], []
+    for tok in tokens:
+        if tok.type == tokenize.STRING:
+            run.append(tok)
+        elif tok.type in (tokenize.NL, tokenize.COMMENT) and run:
+            continue
+        else:
+            if len(run) > LONG_CONCATENATION:
+                runs.append(run)
+            run = []
+    if not runs:
+        return text
+    lines = io.StringIO(text, newline="").readlines()  # the lines tokenize numbered
+    for run in runs:
+        for tok in run[1:]:
+            (row, col), (end_row, end_col) = tok.start, tok.end
+            prefix = tok.string[:len(tok.string) - len(tok.string.lstrip("rRbBuUfF"))]
+            if row != end_row or "f" in prefix.lower():
+                continue
+            line = lines[row - 1]
+            lines[row - 1] = line[:col] + " " * (end_col - col) + line[end_col:]
+    out = "".join(lines)
+    return out if len(out) == len(text) else text
+
+
+def run_guarded(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (a parse or an analysis) through
+    :func:`jaxinterop_lint.deep.run_deep`, with room for deep recursion.  A ``RecursionError``
+    that still happens becomes a :class:`SourceError`: Python 3.12 caps recursion through C
+    code at a fixed depth whatever the stack (about 1,500 calls), which some hundreds of
+    nested expressions reach; 3.11 and 3.13 go much further."""
+    from .deep import run_deep
+
+    try:
+        return run_deep(fn, *args, **kwargs)
+    except SourceError:
+        raise
+    except Exception as exc:
+        if not _from_recursion(exc):
+            raise
+        where = "" if sys.version_info[:2] != (3, 12) else " on Python 3.12, whose limit for recursion through C code is fixed"
+        raise SourceError(f"too deeply nested to analyse{where}") from None
+
+
+def _from_recursion(exc: BaseException) -> bool:
+    """Whether ``exc`` is a RecursionError or was raised while one was being handled (libcst's
+    code generator turns one into a long chain of KeyErrors); walked without recursion."""
+    seen = 0
+    while exc is not None and seen < 1_000_000:
+        if isinstance(exc, RecursionError):
+            return True
+        exc, seen = exc.__context__, seen + 1
+    return False
 
 
 def package_of(path: str) -> str:

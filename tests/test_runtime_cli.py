@@ -237,11 +237,13 @@ def test_classify_categories(tmp_path):
 def test_verify_exits_1_on_a_missed_hit_and_2_on_no_report(tmp_path, capsys):
     src = write(tmp_path / "plain.py", "import numpy as np\n\n\ndef f(y):\n    return np.asarray(y)\n")
     report = tmp_path / "hits.jsonl"
-    report.write_text(json.dumps({"path": str(src), "line": 5, "code": "JXI002", "consumer": "x"}) + "\nnot json\n")
+    report.write_text(json.dumps({"path": str(src), "line": 5, "code": "JXI002", "consumer": "x"}) + "\n")
     assert verify_main(["--report", str(report), str(src)]) == 1
     captured = capsys.readouterr()
     assert f"{src}:5: JXI002" in captured.out and "0 confirmed, 1 missed" in captured.out
-    assert "not a JSON object" in captured.err
+    report.write_text(report.read_text() + "not json\n")  # corrupt: exit 2 (tests/test_shim_trust.py)
+    assert verify_main(["--report", str(report), str(src)]) == 2
+    assert "not a JSON object" in capsys.readouterr().err
     assert verify_main(["--report", str(tmp_path / "nothing.jsonl")]) == 2
 
 

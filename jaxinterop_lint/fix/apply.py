@@ -100,6 +100,8 @@ def add_imports(text: str, statements: Iterable[str]) -> str:
     if not statements:
         return text
     module = parse(text)
+    if module.code != text:  # libcst would write back other text (a dropped form feed ...)
+        raise SourceError("the module does not write back exactly; imports not added")
     context = CodemodContext()
     for statement in statements:
         m = _IMPORT.fullmatch(statement)

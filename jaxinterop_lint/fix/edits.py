@@ -12,6 +12,7 @@ import re
 from typing import Optional
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from ..finding import Edit
 from ..analysis.imports import dotted, import_bindings
@@ -60,25 +61,81 @@ def _span(ctx, node) -> Optional[tuple[int, int, int, int]]:
     return line, col, end_line, end_col
 
 
+def writes_back(ctx) -> bool:
+    """Whether libcst writes the module back to exactly the text its positions refer to
+    (not so when it dropped a form feed, or parsed a simplified text): only then is a
+    replacement cut from a node's own code.  Computed once per module."""
+    memo = _memo(ctx)
+    if "exact" not in memo:
+        memo["exact"] = ctx.ma.module.code == source_of(ctx)
+    return memo["exact"]
+
+
+def _indent_of(ctx, node) -> list:
+    """The indentation tokens libcst's code generator holds where ``node`` stands: one per
+    enclosing indented block, outermost first."""
+    module = ctx.ma.module
+    tokens = []
+    up = parent(ctx, node)
+    while up is not None:
+        if isinstance(up, cst.IndentedBlock):
+            tokens.append(module.default_indent if up.indent is None else up.indent)
+        up = parent(ctx, up)
+    tokens.reverse()
+    return tokens
+
+
+def code_in_place(ctx, old, new) -> str:
+    """The text libcst writes for ``new`` standing where ``old`` is (the indentation of the
+    enclosing blocks on its continuation lines, the module's newline), without ``new``'s
+    parentheses when it took over those of ``old``: the same text as cutting ``new`` out of the
+    whole module written with ``old`` replaced, in time proportional to ``new`` (plus the
+    depth of ``old``), not to the module."""
+    module = ctx.ma.module
+    if getattr(old, "lpar", None) and getattr(new, "lpar", None):
+        new = new.with_changes(lpar=[], rpar=[])
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for token in _indent_of(ctx, old):
+        state.increase_indent(token)
+    new._codegen(state)
+    return "".join(state.tokens)
+
+
 def replace(ctx, old, new) -> Optional[Edit]:
     """An edit that replaces ``old`` (a node of the module) by ``new`` (a libcst node).
 
     ``new`` takes over the parentheses of ``old`` when ``old`` has some (they stay outside
-    the edited range); otherwise ``new`` is written with its own.  The replacement text is
-    cut out of the whole module written with ``old`` replaced, so that a multi-line node keeps
-    the indentation of its block.  None when ``old`` has no position or the module does not
-    write back to the text the positions refer to.
+    the edited range); otherwise ``new`` is written with its own.  A multi-line node keeps
+    the indentation of its block (see :func:`code_in_place`).  None when ``old`` has no
+    position or the module does not write back to the text the positions refer to (see
+    :func:`writes_back`): a fix never rewrites text it did not read.
     """
+    span = _span(ctx, old)
+    if span is None or not writes_back(ctx):
+        return None
+    if getattr(old, "lpar", None) and hasattr(new, "lpar"):
+        new = new.with_changes(lpar=old.lpar, rpar=old.rpar)
+    memo = _memo(ctx)
+    starts = memo.get("starts")
+    if starts is None:
+        starts = memo["starts"] = line_starts(source_of(ctx))
+    line, col, end_line, end_col = span
+    if end_line > len(starts):
+        return None
+    return Edit(line, col, end_line, end_col, code_in_place(ctx, old, new))
+
+
+def replace_by_rewriting(ctx, old, new) -> Optional[Edit]:
+    """:func:`replace` as it was first written: the whole module written with ``old``
+    replaced, the replacement cut out of it (time proportional to the module).  Kept as the
+    reference that ``tests/test_fix_scaling.py`` compares :func:`replace` with."""
     span = _span(ctx, old)
     if span is None:
         return None
     if getattr(old, "lpar", None) and hasattr(new, "lpar"):
         new = new.with_changes(lpar=old.lpar, rpar=old.rpar)
-    memo = _memo(ctx)
     text = source_of(ctx)
-    starts = memo.get("starts")
-    if starts is None:
-        starts = memo["starts"] = line_starts(text)
+    starts = line_starts(text)
     line, col, end_line, end_col = span
     if end_line > len(starts):
         return None
@@ -151,22 +208,92 @@ def qualify(ctx, expr) -> Optional[str]:
     return base + ("." + rest if rest else "")
 
 
-def module_name(ctx, module: str, preferred: str) -> Optional[tuple[str, Optional[str]]]:
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+# node type -> the field holding the target it binds
+_TARGETS = {cst.AssignTarget: "target", cst.AnnAssign: "target", cst.AugAssign: "target",
+            cst.NamedExpr: "target", cst.For: "target", cst.CompFor: "target", cst.AsName: "name",
+            cst.Param: "name", cst.MatchAs: "name", cst.MatchStar: "name", cst.MatchMapping: "rest"}
+
+
+class _Bindings(cst.CSTVisitor):
+    """The names a scope binds (parameters, assignment, ``for``, ``with``, ``except`` and
+    ``match`` targets, walrus, imports, nested ``def``/``class`` names, ``global``/``nonlocal``
+    declarations), without entering the scopes nested in it."""
+
+    def __init__(self, root):
+        self.root = root
+        self.names: set = set()
+
+    def on_visit(self, node) -> bool:
+        if node is not self.root and isinstance(node, _SCOPES):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                self.names.add(node.name.value)
+                for deco in node.decorators:
+                    deco.visit(self)
+            return False
+        field = _TARGETS.get(type(node))
+        if field is not None:
+            self._target(getattr(node, field, None))
+        elif isinstance(node, cst.ImportAlias) and node.asname is None:
+            name = node.name
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            self._target(name)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            self.names.update(n.name.value for n in node.names)
+        return True
+
+    def _target(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+
+
+def bound_around(ctx, node) -> frozenset:
+    """Names bound in the scopes that enclose ``node`` other than the module (functions,
+    lambdas, comprehensions, and the class body it stands in directly): a name generated
+    code uses there must not be one of them, or it would mean the local, not the module."""
+    memo = _memo(ctx).setdefault("bound", {})
+    names: set = set()
+    up, function_seen = parent(ctx, node), False
+    while up is not None:
+        if isinstance(up, _SCOPES) and not (isinstance(up, cst.ClassDef) and function_seen):
+            key = id(up)
+            if key not in memo:
+                visitor = _Bindings(up)
+                up.visit(visitor)
+                memo[key] = frozenset(visitor.names)
+            names |= memo[key]
+        if isinstance(up, (cst.FunctionDef, cst.Lambda)):
+            function_seen = True
+        up = parent(ctx, up)
+    return frozenset(names)
+
+
+def module_name(ctx, module: str, preferred: str, at=None) -> Optional[tuple[str, Optional[str]]]:
     """How generated code names ``module`` (``"numpy"``) and the import it needs.
 
     Returns ``(name, None)`` when a module-level import already binds the module (``np`` for
     ``import numpy as np``, ``jax`` for ``import jax.numpy``), ``(preferred, "import numpy as
     np")`` or ``(module, "import numpy")`` when the name is free, None when both are taken.
+    With ``at`` (the node the code replaces), a name bound in a scope around it (a local
+    ``np``, a parameter called ``jax``) is taken too: there it would not be the module.
     """
     bound, used = _imports(ctx)
+    local = bound_around(ctx, at) if at is not None else frozenset()
     for name, qn in sorted(bound.items(), key=lambda item: item[0] != preferred):
-        if qn == module and "." not in name:
+        if qn == module and "." not in name and name not in local:
             return name, None
     options = [(preferred, f"import {module} as {preferred}" if preferred != module else f"import {module}")]
     if "." not in module:
         options.append((module, f"import {module}"))
     for candidate, statement in options:
-        if candidate not in bound and candidate not in used:
+        if candidate not in bound and candidate not in used and candidate not in local:
             return candidate, statement
     return None
-

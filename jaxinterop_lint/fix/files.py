@@ -4,10 +4,10 @@
 and fixes each one with :func:`~jaxinterop_lint.fix.apply.fix_text`.  The text is decoded as
 the interpreter does (BOM, PEP 263 cookie) and the result is encoded with the same encoding
 and BOM, so everything outside the edits (CRLF, tabs, comments, the cookie) stays byte for
-byte.  Safety rules: a file is written only if it was discovered under the given paths, its
-real path (symlinks resolved) lies inside the folder of a given path, and its bytes, size and
-mtime are still those that were read; the write goes to a temporary file in the same folder,
-with the original permission bits, then ``os.replace``.
+byte.  Every write goes through :mod:`.writer` (also used by ``--add-noqa``): a file is
+written only if it was discovered under the given paths, its real path lies inside the folder
+of a given path, the user may write it, and it is still exactly what was read; the new file
+keeps the permission bits, owner and group, and takes the old one's place atomically.
 """
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ import difflib
 import io
 import os
 import re
-import stat
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
@@ -24,7 +22,9 @@ from typing import Iterable, Optional
 from ..config import Config
 from ..engine import FileResult, LintResult, SourceError, decode, lint_file, read_bytes
 from ..finding import Finding
+from . import writer
 from .apply import FixOutcome, applicable, fix_text, lint_text
+from .writer import allowed_roots  # noqa: F401  (re-exported)
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -80,6 +80,8 @@ def source_encoding(data: bytes) -> tuple[str, bool]:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
         raise SourceError(f"cannot decode: {exc}") from None
+    except Exception as exc:  # a codec failing in its own way (see source.decode)
+        raise SourceError(f"cannot decode: {exc}") from None
     bom = data.startswith(b"\xef\xbb\xbf")
     return encoding, bom
 
@@ -92,68 +94,16 @@ def encode(text: str, encoding: str, bom: bool) -> bytes:
     return data
 
 
-def allowed_roots(paths: Iterable[str]) -> list[str]:
-    """Real folders that fixes may write in: each given folder, and the folder of each
-    given file."""
-    roots = []
-    for p in paths:
-        folder = p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))
-        roots.append(os.path.realpath(folder))
-    return roots
-
-
-def _inside(real: str, roots: list[str]) -> bool:
-    for root in roots:
-        try:
-            if os.path.commonpath([real, root]) == root:
-                return True
-        except ValueError:
-            continue
-    return False
-
-
-def _unchanged(real: str, data: bytes, before: os.stat_result) -> bool:
-    try:
-        now = os.stat(real)
-        with open(real, "rb") as fh:
-            current = fh.read()
-    except OSError:
-        return False
-    return (now.st_mtime_ns, now.st_size) == (before.st_mtime_ns, before.st_size) and current == data
-
-
-def write_atomic(real: str, data: bytes, mode: int) -> None:
-    """Write ``data`` to ``real`` through a temporary file in the same folder and
-    ``os.replace``, with permission bits ``mode``.  Raises OSError."""
-    folder = os.path.dirname(real) or "."
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".jxifix", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, stat.S_IMODE(mode))
-        os.replace(tmp, real)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True,
              roots: Optional[list] = None) -> FileFix:
-    """Fix one file; with ``write`` store the result (see the module's safety rules).
+    """Fix one file; with ``write`` store the result (see :mod:`.writer`).
     Never raises for bad input: problems are in ``error`` or ``result.error``."""
     out = FileFix(path)
-    real = os.path.realpath(path)
     try:
-        before = os.stat(real)
-        data = read_bytes(real)
-        text = decode(data, path)
-        encoding, bom = source_encoding(data)
-    except (OSError, SourceError):
+        snap = writer.snapshot(path)
+        text = decode(snap.data, path)
+        encoding, bom = source_encoding(snap.data)
+    except (OSError, ValueError, SourceError):
         out.result = _lint_path(path, config)
         return out
     project = _project(path, config)
@@ -166,18 +116,14 @@ def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True
         return out
     try:
         new_data = encode(out.new, encoding, bom)
-    except (UnicodeEncodeError, LookupError) as exc:
+    except (UnicodeError, LookupError, ValueError, TypeError) as exc:
         return _refuse(out, text, path, config, f"cannot encode the fixed code as {encoding}: {exc}")
     if not write:
         return out
-    if roots is not None and not _inside(real, roots):
-        return _refuse(out, text, path, config, "is a symlink out of the linted folders; not fixed")
-    if not _unchanged(real, data, before):
-        return _refuse(out, text, path, config, "changed on disk while it was being fixed; not overwritten")
     try:
-        write_atomic(real, new_data, before.st_mode)
-    except OSError as exc:
-        return _refuse(out, text, path, config, f"cannot write: {exc.strerror or exc}")
+        writer.replace(snap, new_data, roots)
+    except writer.WriteRefused as exc:
+        return _refuse(out, text, path, config, str(exc).replace("not written", "not fixed"))
     out.written = True
     return out
 
@@ -218,6 +164,8 @@ def fix_paths(paths: Iterable[str], config: Optional[Config] = None, unsafe: boo
     paths = list(paths)
     files = list(discover(paths, config.exclude, config.extend_exclude))
     roots = allowed_roots(paths)
+    if write:  # temporary files a killed run left behind
+        writer.clean_stale({os.path.dirname(os.path.realpath(f)) for f in files})
     run = FixRun(LintResult(files=len(files)))
     seen: set = set()
     for path in files:
@@ -247,7 +195,9 @@ def unified_diff(fixed: FileFix) -> str:
         return ""
     old = _LINES.findall(fixed.old)
     new = _LINES.findall(fixed.new)
-    name = os.path.normpath(fixed.path)
+    from ..report import escape_path
+
+    name = escape_path(os.path.normpath(fixed.path))
     lines = list(difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"))
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                    for line in lines)

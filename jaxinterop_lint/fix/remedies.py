@@ -55,7 +55,7 @@ def device_put(event, ctx, title: str, applicability: str) -> Optional[Fix]:
     subject = event.subject
     if not isinstance(subject, cst.BaseExpression) or isinstance(subject, (cst.GeneratorExp, cst.StarredElement)):
         return None
-    named = module_name(ctx, "jax", "jax")
+    named = module_name(ctx, "jax", "jax", at=subject)
     if named is None:
         return None
     jax, statement = named
@@ -119,7 +119,7 @@ def ffi_view(event, ctx, title: str, applicability: str) -> Optional[Fix]:
         copy = parts[1].get("copy")
     else:
         return None
-    named = module_name(ctx, "numpy", "np")
+    named = module_name(ctx, "numpy", "np", at=call)
     if named is None:
         return None
     np, statement = named

@@ -45,8 +45,10 @@ def finish_fix_only(run: FixRun, unsafe: bool, quiet: bool) -> int:
 
 
 def _lint_errors(run: FixRun) -> None:
+    from ..report import display_path
+
     for path, err in run.lint.errors:
-        print(f"{path}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+        print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
 
 
 def run(args, cfg, paths: list) -> tuple:

@@ -18,9 +18,15 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+_LINE_ENDS = "\t\r\n"  # escape_data encodes these as the runner expects
+
+
 def github(findings: list[Finding], **_) -> str:
-    """One ``::error`` line a finding (columns 1-based)."""
+    """One ``::error`` line a finding (columns 1-based); a file name with control characters
+    is quoted and escaped first (see :func:`jaxinterop_lint.report.escape_path`)."""
+    from . import escape_path, escape_text
+
     return "".join(
-        f"::error file={escape_property(f.path)},line={f.line},col={f.column + 1},"
-        f"title={escape_property(f.code)}::{escape_data(f.message)}\n"
+        f"::error file={escape_property(escape_path(f.path))},line={f.line},col={f.column + 1},"
+        f"title={escape_property(f.code)}::{escape_data(escape_text(f.message, keep=_LINE_ENDS))}\n"
         for f in findings)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import pathlib
+import urllib.parse
 
 from .. import __version__
 from ..adoption import finding_key
@@ -40,11 +41,13 @@ def rule_descriptor(rule) -> dict:
 
 def artifact_location(path: str) -> dict:
     """A relative path is kept relative to ``%SRCROOT%`` (the current folder), as code
-    scanning wants; an absolute one becomes a ``file:`` URI."""
+    scanning wants; an absolute one becomes a ``file:`` URI.  Either is a valid URI: the
+    bytes of the name are percent-encoded where RFC 3986 requires it (spaces, ``%``, ``#``,
+    ``?``, ``:``, control characters ...)."""
     if os.path.isabs(path):
         return {"uri": pathlib.Path(path).as_uri()}
     norm = pathlib.PurePath(os.path.normpath(path)).as_posix()
-    return {"uri": norm, "uriBaseId": SRCROOT}
+    return {"uri": urllib.parse.quote(os.fsencode(norm), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _location(path: str, line: int, column: int, end_line: int = 0, end_column: int = 0,
@@ -71,7 +74,7 @@ def _code_flow(steps: tuple[Step, ...]) -> dict:
 def fingerprint(f: Finding) -> str:
     """A line-independent hash of the finding: its baseline key (rule, path, enclosing
     function, sink text)."""
-    return hashlib.sha256("\0".join(finding_key(f)).encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256("\0".join(finding_key(f)).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def result(f: Finding, rule_index: dict) -> dict:

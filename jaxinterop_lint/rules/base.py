@@ -12,7 +12,7 @@ from typing import ClassVar, Optional
 
 from ..analysis.events import SinkEvent
 from ..analysis.values import Origin
-from ..finding import Finding, Fix, Step
+from ..finding import DeferredFix, Finding, Fix, Step
 from ..knowledge import versions as VT
 from ..knowledge.apis import EXCEPTION_BASES, PROTOCOL_RULE
 
@@ -117,6 +117,14 @@ class Rule:
         with ``fix_title`` and ``fix_applicability``), or None: the default, for rules and
         patterns without a mechanical remedy."""
         return None
+
+    def deferred_fix(self, event, ctx: RuleContext) -> Optional[DeferredFix]:
+        """:meth:`fix` of ``event``, computed only when the finding's fix is first read (a
+        :class:`~jaxinterop_lint.finding.DeferredFix` of ``fix_applicability``); None for a
+        rule without fixes."""
+        if self.fix_applicability is None or type(self).fix is Rule.fix:
+            return None
+        return DeferredFix(self.fix_applicability, lambda: self.fix(event, ctx))
 
     def finding(self, ctx: RuleContext, node, message: str, event, provenance=(), fix: Optional[Fix] = None,
                 **extra) -> Finding:

@@ -59,7 +59,7 @@ class ExportRule(Rule):
         if code != self.code:
             return None
         provenance = ctx.provenance(event.value.multi, event.node, f"exported by {event.consumer}")
-        return self.finding(ctx, node, export_message(event, ctx), event, provenance, fix=self.fix(event, ctx))
+        return self.finding(ctx, node, export_message(event, ctx), event, provenance, fix=self.deferred_fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """Wrap the exported expression in ``jax.device_put(x, jax.local_devices()[0])``

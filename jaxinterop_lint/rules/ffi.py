@@ -75,7 +75,7 @@ class FfiBufferCopyExport(Rule):
         view = f"torch.from_dlpack({subject}).clone()" if event.view == "torch" else f"np.from_dlpack({subject}).copy()"
         message = (f"{event.consumer} copies the FFI buffer `{subject}` and raises {cls}: {msg} "
                    f"Take the zero-copy view and copy it: {view}")
-        return self.finding(ctx, event.node, message, event, fix=self.fix(event, ctx))
+        return self.finding(ctx, event.node, message, event, fix=self.deferred_fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """Take the zero-copy view and copy on the consumer side (safe); None for

@@ -54,7 +54,7 @@ class IneffectiveSingleDeviceGuard(Rule):
         subject = ctx.text(event.subject)
         message = (f"`{ctx.text(guard)}` does not make the export by {event.consumer} safe: a replicated "
                    f"array still spans every device; test len({subject}.devices()) == 1 instead")
-        return self.finding(ctx, guard, message, event, fix=self.fix(event, ctx))
+        return self.finding(ctx, guard, message, event, fix=self.deferred_fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """``x.is_fully_replicated`` -> ``len(x.devices()) == 1`` in the guard (safe)."""
@@ -145,7 +145,7 @@ class HandlerMissesInteropError(Rule):
         if missing:  # a version-dependent name (knowledge/versions.py NAMES)
             message += f" ({missing})"
         provenance = ctx.provenance(origin, event.node, f"exported by {event.consumer}")
-        return self.finding(ctx, handler, message, event, provenance, fix=self.fix(event, ctx),
+        return self.finding(ctx, handler, message, event, provenance, fix=self.deferred_fix(event, ctx),
                             sink_line=sink_line, raises=raises)
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:

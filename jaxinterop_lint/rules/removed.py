@@ -91,7 +91,7 @@ class RemovedJaxInteropApi(Rule):
             told = history.history() if history is not None else event.removed.gone
         replacement = history.replacement if history is not None else event.removed.replacement
         message = f"{what} is a removed JAX API ({told}; {allowed}); {_on(replacement, event, ctx)}"
-        return self.finding(ctx, event.node, message, event, fix=self.fix(event, ctx))
+        return self.finding(ctx, event.node, message, event, fix=self.deferred_fix(event, ctx))
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """The current API for ``to_dlpack``, capsules and ``device_buffer(s)`` (safe); None

@@ -49,6 +49,7 @@ class ShimState:
         self.per_process = False
         self.fd: Optional[int] = None
         self.fd_pid: Optional[int] = None
+        self.fd_id: Optional[tuple] = None  # (st_dev, st_ino) of the file self.fd was opened on
         self.hits = 0
         self.jax_version: Optional[str] = None
 
@@ -61,21 +62,73 @@ class ShimState:
         return self.report
 
     def open(self) -> None:
-        """Open this process's report file (raises ShimReportError when impossible)."""
+        """Open this process's report file (raises ShimReportError when impossible).  A
+        process that asked for the base path writes ``base.<pid>`` instead when another
+        process holds the base file (one file per process, see :mod:`.report`)."""
         path = self.report_file()
-        if path is not None:
-            self.fd = open_report(path)
-            self.fd_pid = os.getpid()
+        if path is None:
+            return
+        fd = open_report(path)
+        if not self.per_process and not claim(fd):
+            os.close(fd)
+            self.per_process = True
+            path = self.report_file()
+            fd = open_report(path)
+        st = os.fstat(fd)
+        self.fd, self.fd_pid, self.fd_id = fd, os.getpid(), (st.st_dev, st.st_ino)
+
+    def descriptor(self) -> Optional[int]:
+        """The report descriptor, checked: if the program closed it (and perhaps opened a file
+        of its own that got the same number), the report is opened again, never written
+        through a descriptor that now belongs to someone else.  None when it cannot be."""
+        fd = self.fd
+        if fd is not None and self.fd_pid == os.getpid():
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) == self.fd_id:
+                    return fd
+            except OSError:
+                pass
+        self.fd = None  # not ours any more: never close it, it may be the program's
+        if self.fd_pid is not None and self.fd_pid != os.getpid():
+            self.per_process = True  # forked without the at-fork hook: write our own file
+        self.open()
+        return self.fd
 
     def close(self) -> None:
-        """Close the report descriptor if this process opened it."""
+        """Close the report descriptor if this process opened it (and it is still ours)."""
         if self.fd is not None and self.fd_pid == os.getpid():
             try:
-                os.close(self.fd)
+                st = os.fstat(self.fd)
+                if (st.st_dev, st.st_ino) == self.fd_id:
+                    os.close(self.fd)
             except OSError:
                 pass
         self.fd = None
         self.fd_pid = None
+        self.fd_id = None
+
+    def stop_recording(self, why: str) -> None:
+        """Say once on stderr why this process records nothing more, and stop."""
+        print(f"{why}; this process records nothing more", file=sys.stderr)
+        self.fd = None
+        self.report = None
+
+
+def claim(fd: int) -> bool:
+    """Take the report file of ``fd`` for this process (an exclusive ``flock`` held while the
+    descriptor is open); False when another process holds it.  True where locks do not exist."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without locks
+        return True
 
 
 STATE = ShimState()
@@ -96,8 +149,8 @@ def _after_fork_in_child() -> None:
         STATE.per_process = True
         try:
             STATE.open()
-        except OSError as exc:  # the child must not die of this; say so once
-            print(f"{exc}; this process records nothing", file=sys.stderr)
+        except OSError as exc:  # the child must not die of this, nor raise at a hit
+            STATE.stop_recording(str(exc))
 
 
 def is_library_frame(frame) -> bool:
@@ -188,22 +241,24 @@ def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[st
     STATE.hits += 1
     if STATE.report is None:
         return
-    if STATE.fd is None or STATE.fd_pid != os.getpid():
-        if STATE.fd_pid is not None:  # forked without the at-fork hook: write our own file
-            STATE.per_process = True
-        STATE.open()
+    try:
+        fd = STATE.descriptor()
+    except OSError as exc:  # e.g. a forked child whose own file cannot be created
+        STATE.stop_recording(str(exc))
+        return
+    if fd is None:
+        return
     entry = {"code": code, "consumer": consumer, "interop": path_key, "path": site[0], "line": site[1],
              "function": site[2]}
     entry.update(describe(x, kind))
     entry["pid"] = os.getpid()
     entry["mode"] = STATE.mode
     try:
-        _write_all(STATE.fd, (json.dumps(entry, sort_keys=False) + "\n").encode("utf-8"))
+        _write_all(fd, (json.dumps(entry, sort_keys=False) + "\n").encode("utf-8"))
     except OSError as exc:  # a full disk, a revoked file: never break the user's call for it
-        print(f"jaxinterop shim: cannot write the report file {STATE.report_file()!r}: {exc.strerror or exc}; "
-              f"this process records nothing more", file=sys.stderr)
+        where = STATE.report_file()
         STATE.close()
-        STATE.report = None
+        STATE.stop_recording(f"jaxinterop shim: cannot write the report file {where!r}: {exc.strerror or exc}")
 
 
 _EXC_CACHE: dict[str, type] = {}

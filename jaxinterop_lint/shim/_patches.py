@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 from typing import Any, Callable
 
 from jaxinterop_lint.knowledge.messages import CONSUMERS
@@ -85,8 +86,34 @@ def _set(owner: Any, attr: str, make: Callable[[Any], Any]) -> None:
         current = original
     else:
         current = _unwrap(getattr(owner, attr))
-    setattr(owner, attr, make(current))
+    setattr(owner, attr, _placed(make(current), owner, attr))
     _PATCHED.append((owner, attr, original))
+
+
+def _placed(wrapper: Any, owner: Any, attr: str) -> Any:
+    """Name ``wrapper`` after the place it is put (``torch.from_dlpack``, not the original's
+    ``torch.utils.dlpack.from_dlpack``): pickle stores a function as a reference to its
+    ``__module__`` and ``__qualname__`` and checks that the reference finds the very same
+    object, so a patched function pickles (and unpickles to whatever stands there then:
+    the original once the shim is gone, or in a process without it)."""
+    if not isinstance(wrapper, types.FunctionType):
+        return wrapper
+    if isinstance(owner, types.ModuleType):
+        module, qualname = owner.__name__, attr
+    else:
+        module, qualname = getattr(owner, "__module__", None), f"{getattr(owner, '__qualname__', '')}.{attr}"
+    if isinstance(module, str) and _resolves_to(module, qualname, owner, attr):
+        wrapper.__module__, wrapper.__qualname__ = module, qualname
+    return wrapper
+
+
+def _resolves_to(module: str, qualname: str, owner: Any, attr: str) -> bool:
+    """Whether ``module.qualname`` names ``owner.attr`` (what pickle will look up)."""
+    target = sys.modules.get(module)
+    *path, _ = qualname.split(".")
+    for name in path:
+        target = getattr(target, name, None)
+    return target is owner
 
 
 def restore_all() -> None:

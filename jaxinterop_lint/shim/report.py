@@ -22,8 +22,8 @@ import json
 import os
 from typing import Iterator
 
-__all__ = ["ShimReportError", "process_report_path", "report_parts", "report_files", "read_hits",
-           "merge_parts", "open_report"]
+__all__ = ["ShimReportError", "CorruptReport", "process_report_path", "report_parts", "report_files",
+           "read_hits", "merge_parts", "open_report"]
 
 
 class ShimReportError(OSError):
@@ -54,34 +54,69 @@ def report_files(base: str) -> list[str]:
     return files + report_parts(base)
 
 
+class CorruptReport(ValueError):
+    """A report file that is not the shim's JSON lines: undecodable bytes, a line that is not
+    a JSON object, or an object that is no hit record.  ``str(exc)`` names the file and line."""
+
+
+HIT_FIELDS = {"path": str, "line": int, "code": str, "consumer": str}
+
+
 def _iter_lines(path: str) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if line.strip():
-                yield number, line
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CorruptReport(f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}): "
+                            f"not a report the shim wrote") from None
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            yield number, line
+
+
+def _problem(hit) -> str | None:
+    if not isinstance(hit, dict):
+        return "not a JSON object"
+    for key, kind in HIT_FIELDS.items():
+        if not isinstance(hit.get(key), kind) or isinstance(hit.get(key), bool):
+            return f"not a hit record ({key!r} missing or not a {kind.__name__})"
+    return None
 
 
 def read_hits(base: str, errors: list[str] | None = None) -> list[dict]:
     """Every hit recorded under the report ``base`` (its own file and per-process files).
 
-    Lines that are not JSON objects are skipped and described in ``errors`` when given.
-    Raises FileNotFoundError when neither ``base`` nor any ``base.<pid>`` exists.
+    Strict without ``errors``: raises :class:`CorruptReport` for undecodable bytes or a line
+    that is not a hit record (a JSON object with ``path``, ``line``, ``code``, ``consumer``).
+    With an ``errors`` list such lines (and undecodable files) are skipped and described there.
+    Raises FileNotFoundError when neither ``base`` nor any ``base.<pid>`` exists, and other
+    OSErrors when a file cannot be read.
     """
     files = report_files(base)
     if not files:
         raise FileNotFoundError(f"no report file {base!r} (nor any {base}.<pid>)")
     hits = []
     for path in files:
-        for number, line in _iter_lines(path):
-            try:
-                hit = json.loads(line)
-            except ValueError:
-                hit = None
-            if not isinstance(hit, dict):
-                if errors is not None:
-                    errors.append(f"{path}:{number}: not a JSON object, skipped")
-                continue
-            hits.append(hit)
+        try:
+            for number, line in _iter_lines(path):
+                try:
+                    hit = json.loads(line)
+                except ValueError:
+                    hit = None
+                problem = _problem(hit)
+                if problem is not None:
+                    message = f"{path}:{number}: {problem}: not a report the shim wrote"
+                    if errors is None:
+                        raise CorruptReport(message)
+                    errors.append(message.replace(": not a report the shim wrote", ", skipped"))
+                    continue
+                hits.append(hit)
+        except CorruptReport as exc:
+            if errors is None:
+                raise
+            errors.append(f"{exc}; file skipped")
     return hits
 
 
@@ -111,7 +146,7 @@ def open_report(path: str, truncate: bool = False) -> int:
 
     Raises ShimReportError (an OSError) with a clear message when it cannot be opened.
     """
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_TRUNC if truncate else 0)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | (os.O_TRUNC if truncate else 0)
     try:
         return os.open(path, flags, 0o644)
     except OSError as exc:
