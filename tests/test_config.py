@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import CASES, ROOT, run_cli
 from jaxinterop_lint import pyproject
 from jaxinterop_lint.config import Config, ConfigError
 
@@ -232,11 +232,11 @@ extend-exclude = ["skipped"]
 '''
 
 
-def test_flake8_and_cli_agree_with_a_config_file(tmp_path, shared_dir):
+def test_flake8_and_cli_agree_with_a_config_file(tmp_path):
     """Every file of examples/, fixtures/ and the acceptance cases, plus files that use each
     key of the table: ``flake8 --select=JXI`` and the CLI report the same findings."""
     for name, src in (("examples", ROOT / "examples"), ("fixtures", ROOT / "fixtures"),
-                      ("cases", shared_dir / "cases")):
+                      ("cases", CASES)):
         if src.is_dir():
             shutil.copytree(src, tmp_path / name)
     project(tmp_path, AGREE_TABLE, {"own/source.py": INHOUSE_SOURCE, "own/sink.py": INHOUSE_SINK,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import ROOT, run_cli
+from conftest import CASES, ROOT, run_cli
 
 
 def flake8(*args, cwd=None):
@@ -16,8 +16,8 @@ def _rows(text):
     return sorted(ln for ln in text.splitlines() if ln.strip())
 
 
-def test_flake8_and_cli_agree_on_examples_and_cases(shared_dir):
-    for folder in (ROOT / "examples", shared_dir / "cases"):
+def test_flake8_and_cli_agree_on_examples_and_cases():
+    for folder in (ROOT / "examples", CASES):
         ours = run_cli("--output-format", "concise", "--quiet", folder)
         theirs = flake8("--select=JXI", folder)
         assert _rows(ours.stdout) == _rows(theirs.stdout.replace("[*] ", "")), folder

@@ -20,16 +20,15 @@ from jaxinterop_lint import shim
 from jaxinterop_lint.finding import Finding
 from jaxinterop_lint.runtime_cli import classify, run_main, verify_main
 
-CASES = REPO.parent / "shared" / "cases"
-if not CASES.is_dir():
-    CASES = Path("/work/shared/cases")
+CASES = REPO / "fixtures" / "cases"   # the copy of ../shared/cases (test_fixtures_sync.py)
 EXPECT = re.compile(r"#\s*expect:\s*(.*)$")
 SINK = {"JXI001", "JXI002", "JXI003", "JXI004"}
 
 
 def runnable_files() -> list[Path]:
-    """Every ``# runnable`` file of shared/cases and of the repository's fixtures/."""
-    files = sorted(CASES.glob("*.py")) + sorted((REPO / "fixtures").glob("**/*.py"))
+    """Every ``# runnable`` file of the repository's fixtures/ (the acceptance cases included)."""
+    files = sorted(CASES.glob("*.py")) + sorted(p for p in (REPO / "fixtures").glob("**/*.py")
+                                                  if CASES not in p.parents)
     return [f for f in files if f.read_text().startswith("# runnable")]
 
 
