@@ -34,6 +34,7 @@ _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 PREFIX = "JXI"            # the codes this tool owns (and judges in noqa directives)
 UNUSED_NOQA = "JXI100"    # the code of the unused-noqa rule (rules/noqa.py documents it)
+FIX_TITLE = "Remove the unused codes (the whole directive when none is left)"
 
 
 def line_codes(line_text: str) -> Optional[frozenset]:
@@ -196,10 +197,9 @@ def _finding(path: str, d: Directive, problems: dict, keep: tuple, lines: list) 
     parts = "; ".join(f"{kind}: {', '.join(f'`{c}`' if c[0] != '(' else c for c in codes)}"
                       for kind, codes in problems.items())
     what = "file-level noqa directive" if d.file_level else "noqa directive"
-    title = "Remove the unused codes" if keep else "Remove the unused noqa directive"
     return Finding(path=path, line=d.line, column=d.start, end_line=d.line, end_column=d.end,
                    code=UNUSED_NOQA, name=NAMES[UNUSED_NOQA], message=f"Unused {what} ({parts})",
-                   fix=Fix(title, "safe", (_edit(d, keep, lines),)), function="", snippet="")
+                   fix=Fix(FIX_TITLE, "safe", (_edit(d, keep, lines),)), function="", snippet="")
 
 
 def _edit(d: Directive, keep: tuple, lines: list) -> Edit:

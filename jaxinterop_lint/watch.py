@@ -48,8 +48,17 @@ def watch_main(argv: list, args) -> int:
         return 2
     once = [a for a in argv if a not in WATCH_FLAGS]
     print(f"[{_stamp()}] Starting linter in watch mode...", file=sys.stderr, flush=True)
+    # The watcher starts on the generator's first step (an empty set after rust_timeout), so
+    # it is watching before the first run and no change made during a run is lost.
+    changes = watchfiles.watch(*paths, watch_filter=relevant, debounce=400, step=50,
+                               yield_on_timeout=True, rust_timeout=200)
+    pending = next(changes)
     _run(once)
-    for _changes in watchfiles.watch(*paths, watch_filter=relevant, debounce=400, step=50):
+    for batch in changes:
+        pending = pending or batch
+        if not pending:
+            continue
+        pending = set()
         print(f"[{_stamp()}] File change detected...", file=sys.stderr, flush=True)
         _run(once)
     return 0  # pragma: no cover - the generator ends only when interrupted

@@ -185,7 +185,10 @@ def test_command_line_codes_still_checked(tmp_path):
 def test_overlay_semantics():
     base = pyproject.config_from_table({"select": ["JXI00"], "ignore": ["JXI006"],
                                         "per-file-ignores": {"t/*.py": ["JXI002"]}}, "/p/pyproject.toml")
-    assert "JXI006" not in base.enabled() and "JXI009" in base.enabled()
+    # a prefix selects the default rules only: the opt-in JXI009 needs its full code
+    assert "JXI006" not in base.enabled() and "JXI009" not in base.enabled() and "JXI005" in base.enabled()
+    opted = pyproject.config_from_table({"select": ["JXI00", "JXI009"]}, "/p/pyproject.toml")
+    assert opted.enabled() == base.enabled() | {"JXI006", "JXI009"}
     assert base.per_file_ignores == {"/p/t/*.py": ("JXI002",)}
     assert pyproject.overlay(base).enabled() == base.enabled()
     assert pyproject.overlay(base, extend_select=["JXI006"]).enabled() == base.enabled() | {"JXI006"}

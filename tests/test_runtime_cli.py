@@ -20,6 +20,8 @@ from jaxinterop_lint import shim
 from jaxinterop_lint.finding import Finding
 from jaxinterop_lint.runtime_cli import classify, run_main, verify_main
 
+pytestmark = pytest.mark.slow   # real jax and torch on 8 CPU devices (the quick tier leaves it out)
+
 CASES = REPO / "fixtures" / "cases"   # the copy of ../shared/cases (test_fixtures_sync.py)
 EXPECT = re.compile(r"#\s*expect:\s*(.*)$")
 SINK = {"JXI001", "JXI002", "JXI003", "JXI004"}

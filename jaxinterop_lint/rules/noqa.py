@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..finding import Finding
+from ..noqa import FIX_TITLE
 from .base import Rule, RuleContext
 
 
@@ -18,7 +19,7 @@ class UnusedNoqa(Rule):
     summary = "A noqa directive that names an unknown JXI code or silences nothing."
     default = False
     fix_applicability = "safe"
-    fix_title = "Remove the unused codes (the whole directive when none is left)"
+    fix_title = FIX_TITLE
     why = (
         "A `# noqa: JXI002` that silences nothing hides the next real finding on that line, and "
         "one naming a code that does not exist (a typo, `JXI02`, or a rule that was renamed) "
