@@ -24,7 +24,7 @@ def _codes(value: str) -> tuple:
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the check command."""
     p = argparse.ArgumentParser(
-        prog="jaxinterop-lint",
+        prog="jaxinterop-lint", usage="jaxinterop-lint [check] [OPTIONS] [PATHS ...]",
         description="Find multi-device JAX arrays handed to zero-copy interop (DLPack, CUDA Array "
                     "Interface, raw buffers), and other JAX interop bugs.  This is the check command "
                     "(`jaxinterop-lint check PATHS`; `check` may be left out).  Other commands: "

@@ -203,3 +203,15 @@ def test_json_columns_are_one_based_everywhere(tree):
     assert f["provenance"][0]["line"] == 4
     (g,) = json.loads(run_cli("--output-format", "json", "old.py", cwd=tree).stdout)
     assert g["column"] == 12 and g["fix"]["edits"][0]["start"]["column"] == 12
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: .gitignore discovery comes with the pipeline branch (issue 16)")
+def test_gitignore_is_respected_unless_told_not_to(tree):
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    (tree / ".gitignore").write_text("generated.py\n")
+    (tree / "generated.py").write_text(BAD)
+    listed = [os.path.basename(p) for p in run_cli("--show-files", ".", cwd=tree).stdout.splitlines()]
+    assert "generated.py" not in listed and "bad.py" in listed
+    assert "generated.py" not in run_cli(".", cwd=tree).stdout
+    r = run_cli("--no-respect-gitignore", ".", cwd=tree)
+    assert "generated.py:5:5: JXI002" in r.stdout
