@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import run_cli
 
 BAD = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
        "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ import yaml
 
 from conftest import ROOT, run_cli
 from jaxinterop_lint.rules import ALL_RULES
-from test_precommit import hook_repo, pre_commit_home  # noqa: F401  (fixtures of the slow pre-commit test)
+from test_precommit import hook_repo, pre_commit_home  # noqa: F401,F811  (fixtures of the slow pre-commit test)
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 INTEGRATION = (ROOT / "docs" / "integration.md").read_text(encoding="utf-8")
