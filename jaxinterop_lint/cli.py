@@ -173,7 +173,7 @@ def main(argv: Optional[list] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = argv[0] if argv and argv[0] in COMMANDS else "check"
     rest = argv[1:] if argv and argv[0] in COMMANDS else argv
-    if command != "check" and os.path.exists(command) and "-h" not in rest and "--help" not in rest:
+    if command != "check" and not rest and os.path.exists(command):   # the bare word: say how to lint the path
         print(f"jaxinterop-lint: note: `{command}` is the {command} command; "
               f"`jaxinterop-lint check {command}` lints the path `{command}`", file=sys.stderr)
     try:
