@@ -14,8 +14,9 @@ NAMES: dict[str, str] = {
     "JXI007": "handler-misses-interop-error",
     "JXI008": "export-after-donation",
     "JXI009": "unchecked-array-parameter-export",
+    "JXI100": "unused-noqa",
 }
-OPT_IN: frozenset[str] = frozenset({"JXI009"})
+OPT_IN: frozenset[str] = frozenset({"JXI009", "JXI100"})
 DEFAULT_CODES: frozenset[str] = frozenset(NAMES) - OPT_IN
 DOCS_URL = "https://github.com/jaxinterop-lint/jaxinterop-lint/blob/main/docs/rules/{code}.md"
 

@@ -2,7 +2,7 @@
 
 ``jaxinterop-lint [check] [OPTIONS] [PATHS...]`` lints (the default command);
 ``jaxinterop-lint rule CODE|--all`` prints rule pages; ``run`` and ``verify`` drive the runtime
-shim; ``clean`` removes the cache.  Exit status: 0 no findings, 1 findings, 2 a usage error
+shim; ``clean`` removes the cache; ``server`` is the language server for editors.  Exit status: 0 no findings, 1 findings, 2 a usage error
 or a file that could not be read or parsed.
 """
 from __future__ import annotations
@@ -12,13 +12,10 @@ import os
 import sys
 from typing import Optional
 
-from . import __version__, cli_extras
+from . import __version__, cli_extras, cli_show
 from .config import Config, ConfigError
 from .engine import LINE_SPLIT
 from .report import FORMAT_NAMES, display_path, formatter
-
-SUBCOMMANDS = ("check", "rule", "run", "verify", "clean")
-
 
 def _codes(value: str) -> tuple:
     return tuple(c.strip() for c in value.split(",") if c.strip())
@@ -27,10 +24,12 @@ def _codes(value: str) -> tuple:
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the check command."""
     p = argparse.ArgumentParser(
-        prog="jaxinterop-lint",
+        prog="jaxinterop-lint", usage="jaxinterop-lint [check] [OPTIONS] [PATHS ...]",
         description="Find multi-device JAX arrays handed to zero-copy interop (DLPack, CUDA Array "
-                    "Interface, raw buffers), and other JAX interop bugs.  Other commands: "
-                    "`jaxinterop-lint rule CODE`, `run`, `verify`, `clean`.",
+                    "Interface, raw buffers), and other JAX interop bugs.  This is the check command "
+                    "(`jaxinterop-lint check PATHS`; `check` may be left out).  Other commands: "
+                    "`jaxinterop-lint rule CODE`, `run`, `verify`, `clean`, `server`; "
+                    "`jaxinterop-lint COMMAND --help` for each.",
         epilog=cli_extras.EPILOG, formatter_class=cli_extras.HelpFormatter,
     )
     p.add_argument("paths", nargs="*", default=None, help="files or folders to lint (default: .)")
@@ -52,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the resolved settings (configuration file, rules, the project's JAX range "
                         "and where it was read) and exit")
     cli_extras.add_options(p)
+    cli_show.add_options(p)
     p.add_argument("--fix", action="store_true", help="apply the safe fixes and write the files")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply the unsafe fixes (with --fix, --diff, --fix-only)")
     p.add_argument("--diff", action="store_true",
@@ -84,18 +84,14 @@ def show_settings(cfg: Config) -> str:
     return "".join(f"{name}: {value}\n" for name, value in rows)
 
 
-def _read_lines(path: str) -> Optional[list]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return LINE_SPLIT.split(fh.read())
-    except OSError:
-        return None
-
-
 def check(argv: list) -> int:
-    """The lint command."""
+    """The lint command (``jaxinterop-lint check ...`` or ``jaxinterop-lint ...``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.watch:
+        from .watch import watch_main
+
+        return watch_main(argv, args)
     try:
         cfg = config_from_args(args)
     except ConfigError as exc:
@@ -104,14 +100,22 @@ def check(argv: list) -> int:
     if args.show_settings:
         sys.stdout.write(show_settings(cfg))
         return 0
+    paths = cli_extras.input_paths(args, cfg)
+    if args.show_files:
+        return cli_show.show_files(paths, cfg)
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     fixes = None
     if args.fix or args.fix_only or args.diff:
+        if cli_show.STDIN in paths:
+            if len(paths) > 1:
+                print("jaxinterop-lint: error: fix standard input alone, not with files", file=sys.stderr)
+                return 2
+            return cli_show.fix_stdin(args, cfg)
         from .fix import report as fix_report
 
-        fixes, status = fix_report.run(args, cfg, cli_extras.input_paths(args, cfg))
+        fixes, status = fix_report.run(args, cfg, paths)
         if status is not None:
-            return status
+            return _exit(args, status)
         result = fixes.lint
     else:
         result = cli_extras.lint_inputs(args, cfg, jobs)
@@ -120,24 +124,17 @@ def check(argv: list) -> int:
     except (ConfigError, OSError) as exc:
         print(f"jaxinterop-lint: error: {exc}", file=sys.stderr)
         return 2
-    if done is None and args.statistics:
-        sys.stdout.write(cli_extras.statistics(result, known))
-    elif done is None:
-        sources = None
-        if args.output_format == "full":
-            sources = {p: _read_lines(p) for p in {f.path for f in result.findings}}
-        out = formatter(args.output_format)(result.findings, sources=sources)
-        sys.stdout.write(cli_extras.render(args, out))
+    if done is None:
+        problem = cli_show.emit(args, _report(args, result, fixes, known))
+        if problem:
+            print(f"jaxinterop-lint: error: {problem}", file=sys.stderr)
+            return 2
     for path, err in result.errors:
         print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
     if done is not None:
         return done
     if not args.quiet and args.output_format in ("concise", "full"):
-        n = len(result.findings)
-        summary = f"Found {n} finding{'s' if n != 1 else ''} in {result.files} file{'s' if result.files != 1 else ''}"
-        if result.errors:
-            summary += f"; {len(result.errors)} file{'s' if len(result.errors) != 1 else ''} could not be linted"
-        print(summary + ".", file=sys.stderr)
+        print(cli_show.summary(result), file=sys.stderr)
         if fixes is not None:
             from .fix import report as fix_report
 
@@ -150,29 +147,61 @@ def check(argv: list) -> int:
             print(hint, file=sys.stderr)
     if result.errors:
         return 2
-    return 1 if result.findings else 0
+    return _exit(args, 1 if result.findings else 0)
+
+
+def _exit(args, status: int) -> int:
+    """``--exit-zero`` turns the findings' status 1 into 0 (2 stays)."""
+    return 0 if status == 1 and args.exit_zero else status
+
+
+def _report(args, result, fixes, known: list) -> str:
+    """The text of the report: the findings in the chosen format (or ``--statistics``), with
+    ``--show-fixes`` previews or the list of what ``--fix`` fixed; coloured for a terminal."""
+    if args.statistics:
+        return cli_extras.statistics(result, known)
+    fmt = args.output_format
+    sources = None
+    if fmt == "full" or (args.show_fixes and fixes is None):
+        sources = {p: _read_text(p) for p in {f.path for f in result.findings}}
+    lines = {p: (LINE_SPLIT.split(t) if t is not None else None) for p, t in (sources or {}).items()}
+    if args.show_fixes and fixes is None and fmt in ("concise", "full"):
+        previews = cli_show.fix_previews(result.findings, sources, args.unsafe_fixes)
+        out = cli_show.render_with_previews(fmt, result.findings, previews, sources=lines)
+    else:
+        out = formatter(fmt)(result.findings, sources=lines if fmt == "full" else None)
+    if args.show_fixes and fixes is not None and fmt in ("concise", "full"):
+        out += cli_show.fixed_listing(fixes)
+    return out if args.output_file else cli_extras.render(args, out)
+
+
+def _read_text(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+COMMANDS = ("check", "rule", "run", "verify", "clean", "server")
+SUBCOMMANDS = COMMANDS  # the old name
 
 
 def main(argv: Optional[list] = None) -> int:
-    """Entry point of the console script and ``python -m jaxinterop_lint``."""
+    """Entry point of the console script and ``python -m jaxinterop_lint``.
+
+    The first argument names the command (``check``, ``rule``, ``run``, ``verify``,
+    ``clean``, ``server``); anything else is the check command's (``jaxinterop-lint src/`` is
+    ``jaxinterop-lint check src/``, and ``jaxinterop-lint check run`` lints a folder named
+    ``run``).  Every command parses its arguments, and ``--help`` only prints help."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command = argv[0] if argv and argv[0] in SUBCOMMANDS else "check"
-    rest = argv[1:] if argv and argv[0] in SUBCOMMANDS else argv
+    command = argv[0] if argv and argv[0] in COMMANDS else "check"
+    rest = argv[1:] if argv and argv[0] in COMMANDS else argv
+    if command != "check" and not rest and os.path.exists(command):   # the bare word: say how to lint the path
+        print(f"jaxinterop-lint: note: `{command}` is the {command} command; "
+              f"`jaxinterop-lint check {command}` lints the path `{command}`", file=sys.stderr)
     try:
-        if command == "check":
-            return check(rest)
-        if command == "rule":
-            from .docs import rule_main
-
-            return rule_main(rest)
-        if command in ("run", "verify"):
-            from . import runtime_cli
-
-            return runtime_cli.run_main(rest) if command == "run" else runtime_cli.verify_main(rest)
-        if command == "clean":
-            from .cache import clean_main
-
-            return clean_main(rest)
+        return _dispatch(command, rest)
     except KeyboardInterrupt:
         print("jaxinterop-lint: interrupted", file=sys.stderr)
         return 130
@@ -192,7 +221,28 @@ def main(argv: Optional[list] = None) -> int:
         print(f"jaxinterop-lint: internal error ({type(exc).__name__}: {message}); please report it "
               f"(JAXINTEROP_LINT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 2
-    return 2
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+
+
+def _dispatch(command: str, rest: list) -> int:
+    if command == "check":
+        return check(rest)
+    if command == "rule":
+        from .docs import rule_main
+
+        return rule_main(rest)
+    if command in ("run", "verify"):
+        from . import runtime_cli
+
+        return runtime_cli.run_main(rest) if command == "run" else runtime_cli.verify_main(rest)
+    if command == "clean":
+        from .cli_commands import clean_main
+
+        return clean_main(rest)
+    from .server import server_main
+
+    return server_main(rest)
 
 
 if __name__ == "__main__":  # pragma: no cover

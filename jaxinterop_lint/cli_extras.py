@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import fields, replace
 import re
 import sys
 from collections import Counter
@@ -73,6 +74,8 @@ def load_config(args) -> Config:
                             extend_exclude=args.extend_exclude or ())
     if args.add_noqa and STDIN in input_paths(args):
         raise ConfigError("--add-noqa cannot rewrite standard input")
+    if not getattr(args, "respect_gitignore", True) and "respect_gitignore" in {f.name for f in fields(cfg)}:
+        cfg = replace(cfg, respect_gitignore=False)   # --no-respect-gitignore (discovery reads .gitignore)
     return cfg
 
 

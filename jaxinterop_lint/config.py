@@ -9,25 +9,33 @@ from typing import Optional
 
 from .discover import DEFAULT_EXCLUDE
 from .knowledge import DEFAULT_KNOWLEDGE, Knowledge
-from .catalog import DEFAULT_CODES, NAMES as RULES_BY_CODE
+from .catalog import DEFAULT_CODES, OPT_IN, NAMES as RULES_BY_CODE
 
 
 class ConfigError(Exception):
     """A bad configuration value; the message names the key and where it came from."""
 
 
-def expand_codes(selectors, where: str = "command line", key: str = "select") -> frozenset:
+def expand_codes(selectors, where: str = "command line", key: str = "select", opt_in: bool = True) -> frozenset:
     """Codes matched by ``selectors`` (prefixes such as ``JXI``, ``JXI00``, ``JXI002``, or ``ALL``).
 
+    With ``opt_in`` False (selection: ``select``, ``extend-select``) a prefix does not match
+    the opt-in rules (JXI009, JXI100): only their full code or ``ALL`` selects them, so
+    ``--select JXI`` on the command line and ``flake8 --select=JXI`` report the same codes.
     Raises :class:`ConfigError` for a selector that matches no rule."""
     out = set()
     for sel in selectors:
         sel = sel.strip().upper()
         if not sel:
             continue
-        matched = set(RULES_BY_CODE) if sel == "ALL" else {c for c in RULES_BY_CODE if c.startswith(sel)}
-        if not matched:
-            raise ConfigError(f"{where}: {key}: unknown rule code {sel!r} (known: JXI001-JXI009)")
+        if sel == "ALL":
+            matched = set(RULES_BY_CODE)
+        else:
+            matched = {c for c in RULES_BY_CODE if c.startswith(sel)}
+            if not matched:
+                raise ConfigError(f"{where}: {key}: unknown rule code {sel!r} (known: {', '.join(RULES_BY_CODE)})")
+            if not opt_in and sel not in matched:
+                matched -= OPT_IN
         out |= matched
     return frozenset(out)
 
@@ -54,8 +62,8 @@ class Config:
 
     def enabled(self) -> frozenset:
         """The codes reported."""
-        base = DEFAULT_CODES if self.select is None else expand_codes(self.select, self.source)
-        base = base | expand_codes(self.extend_select, self.source, "extend-select")
+        base = DEFAULT_CODES if self.select is None else expand_codes(self.select, self.source, opt_in=False)
+        base = base | expand_codes(self.extend_select, self.source, "extend-select", opt_in=False)
         return base - expand_codes(self.ignore, self.source, "ignore")
 
     def ignored_for(self, path: str) -> frozenset:

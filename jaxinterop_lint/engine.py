@@ -6,14 +6,13 @@ discovers, reads and lints files.  Nothing else in the package parses Python.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Optional
 
 
 from . import prefilter as prefilter_mod
 from .config import Config
-from .finding import Finding
+from .noqa import FILE_NOQA, NOQA, file_noqa, select_findings  # noqa: F401  (the select stage: noqa.py)
 from .source import (  # noqa: F401  (re-exported: the engine's public reading API)
     LINE_SPLIT, SourceError, decode, guard, package_of, parse, read_bytes, read_source, run_guarded,
 )
@@ -22,10 +21,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
     from .analysis.module import ModuleAnalysis
-
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-FILE_NOQA = re.compile(r"#\s*jaxinterop-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
-                       re.IGNORECASE)
 
 
 @dataclass
@@ -52,28 +47,6 @@ class LintResult:
     files: int = 0
     analysed: int = 0
     analysed_paths: list = field(default_factory=list)   # absolute paths of modules analysed
-
-
-def _noqa_codes(line_text: str):
-    """None when the line has no noqa; an empty set for a bare ``# noqa``; else its codes."""
-    m = NOQA.search(line_text)
-    if m is None:
-        return None
-    codes = m.group("codes")
-    return frozenset() if not codes else frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c)
-
-
-def file_noqa(text: str):
-    """Codes silenced in the whole file by ``# jaxinterop-lint: noqa[: codes]`` (a bare form
-    silences all: returns None then); an empty set when there is none."""
-    if "jaxinterop-lint" not in text:
-        return frozenset()
-    out = set()
-    for m in FILE_NOQA.finditer(text):
-        if not m.group("codes"):
-            return None
-        out |= {c.upper() for c in re.split(r"[,\s]+", m.group("codes")) if c}
-    return frozenset(out)
 
 
 def parse_relevant(text: str, config: Config):
@@ -200,6 +173,8 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
         if not force and not pf.wants(text):
             # Never parsed: a file that names no interop API cannot produce a finding, and
             # not parsing it is what makes the linter fast (its syntax is other tools' job).
+            if "noqa" in text:   # only its noqa directives can be judged (JXI100, opt-in)
+                select_findings((), text, path, config, result)
             return result
         _, raw, handled = run_guarded(analyse, text, path, config, project=project)  # deep-but-valid code
     except SourceError as exc:
@@ -215,26 +190,6 @@ def lint_source(source, path: str = "<stdin>", config: Optional[Config] = None,
     result.handled = handled
     select_findings(raw, text, path, config, result)
     return result
-
-
-def select_findings(raw, text: str, path: str, config: Config, result: FileResult) -> None:
-    """Keep the enabled findings of ``raw`` in ``result.findings``; those silenced by
-    ``# noqa`` or a file-level noqa go to ``result.suppressed``."""
-    enabled = config.enabled() - config.ignored_for(path)
-    silenced_file = file_noqa(text)
-    lines = LINE_SPLIT.split(text)
-    for f in sorted(raw, key=Finding.sort_key):
-        if f.code not in enabled:
-            continue
-        if silenced_file is None or f.code in silenced_file:
-            result.suppressed.append(f)
-            continue
-        line_text = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
-        codes = _noqa_codes(line_text) if "noqa" in line_text.lower() else None
-        if codes is not None and (not codes or f.code in codes):
-            result.suppressed.append(f)
-            continue
-        result.findings.append(f)
 
 
 _PREFILTERS: dict = {}

@@ -25,8 +25,8 @@ class Step:
     column: int = 0
 
     def to_dict(self) -> dict:
-        """Return the step as a JSON-ready dict."""
-        return {"description": self.description, "path": self.path, "line": self.line, "column": self.column}
+        """Return the step as a JSON-ready dict; its column 1-based there, as the finding's."""
+        return {"description": self.description, "path": self.path, "line": self.line, "column": self.column + 1}
 
 
 @dataclass(frozen=True)

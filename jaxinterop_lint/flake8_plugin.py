@@ -1,8 +1,10 @@
 """The flake8 plugin: ``flake8 --select=JXI`` runs the same engine as the CLI.
 
 flake8 applies its own ``--select``, ``--ignore``, ``--per-file-ignores`` and ``# noqa``; the
-plugin reports every rule and registers JXI009 (opt-in) in flake8's default ignore list, so
-``--extend-select=JXI009`` turns it on as on the command line.  flake8 runs every installed
+plugin reports every default rule, and an opt-in one (JXI009, JXI100) only when flake8's
+``--select``/``--extend-select`` or the ``[tool.jaxinterop-lint]`` table names its full code,
+as on the command line: ``flake8 --select=JXI`` reports what ``jaxinterop-lint`` reports.
+The opt-in codes are also in flake8's default ignore list.  flake8 runs every installed
 plugin whatever ``--select`` says, so the plugin's cost on files without interop words is
 one text search (the prefilter).
 """
@@ -21,6 +23,7 @@ from .rules import ALL_RULES, RULES_BY_CODE
 
 ALL_CODES = tuple(r.code for r in ALL_RULES)
 ERROR_CODE = "JXI000"  # a file that could not be linted (flake8 has no error channel for plugins)
+OPT_IN_CODES = frozenset(r.code for r in ALL_RULES if not r.default)
 
 
 class JaxInteropChecker:
@@ -38,7 +41,7 @@ class JaxInteropChecker:
 
     @classmethod
     def add_options(cls, parser) -> None:
-        """Register JXI009 as off by default (library mode is opt-in)."""
+        """Register the opt-in codes (JXI009, JXI100) as off by default."""
         parser.extend_default_ignore([r.code for r in ALL_RULES if not r.default])
 
     @classmethod
@@ -56,7 +59,15 @@ class JaxInteropChecker:
             from flake8.exceptions import ExecutionError
 
             raise ExecutionError(f"jaxinterop-lint: {exc}") from None
-        cls.config, cls.exclude, opted_in = plugin_view(file_cfg)
+        cfg, cls.exclude, opted_in = plugin_view(file_cfg)
+        # flake8's `--select=JXI` selects every JXI code, the opt-in ones too; the command
+        # line selects those only by their full code, so the plugin reports an opt-in rule
+        # only when flake8's options or the table name it.
+        named = {c.strip().upper() for c in [*(getattr(options, "select", None) or ()),
+                                             *(getattr(options, "extend_select", None) or ())]}
+        opted_in = frozenset(opted_in | (named & OPT_IN_CODES))
+        cls.config = dataclasses.replace(cfg, select=tuple(c for c in cfg.select
+                                                           if c not in OPT_IN_CODES or c in opted_in))
         ignored = getattr(options, "extended_default_ignore", None)
         if opted_in and isinstance(ignored, list):
             ignored[:] = [c for c in ignored if c not in opted_in]

@@ -189,7 +189,7 @@ def overlay(base: Config, select=None, ignore=(), extend_select=(), exclude=None
     :class:`ConfigError` for an unknown code on the command line."""
     cfg = dataclasses.replace(base)
     if select is not None or ignore or extend_select:
-        chosen = expand_codes(select, source) if select is not None else base.enabled()
+        chosen = expand_codes(select, source, opt_in=False) if select is not None else base.enabled()
         cfg = dataclasses.replace(cfg, select=tuple(sorted(chosen)), extend_select=tuple(extend_select),
                                   ignore=tuple(ignore), source=source)
     if exclude is not None:

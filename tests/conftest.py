@@ -7,12 +7,16 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from jaxinterop_lint import Config, lint_source
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SHARED = ROOT.parent / "shared"   # beside the checkout in CI; tests read the copies in fixtures/
+FIXTURES = ROOT / "fixtures"
+CASES = FIXTURES / "cases"              # copy of ../shared/cases (test_fixtures_sync.py)
+CASES_DEPTH = FIXTURES / "cases-depth"  # copy of ../shared/cases-depth
+SARIF_SCHEMA = FIXTURES / "data" / "sarif-schema-2.1.0.json"   # copy of ../shared/data/...
+CHECK_CASES = FIXTURES / "bin" / "check-cases"                  # copy of ../shared/bin/check-cases
 EIGHT_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
 
 
@@ -44,9 +48,3 @@ def run_python(script: str, cwd=None, env=None, timeout=300):
     return subprocess.run([sys.executable, str(script)], cwd=cwd, capture_output=True, text=True,
                           env=full_env, timeout=timeout)
 
-
-@pytest.fixture
-def shared_dir():
-    """``../shared`` beside the checkout: CI always has it; its absence is a failure."""
-    assert SHARED.is_dir(), f"{SHARED} is missing: the acceptance cases and schema live there"
-    return SHARED

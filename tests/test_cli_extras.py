@@ -25,7 +25,7 @@ def test_quiet_drops_the_summary_only(tmp_path):
     loud = run_cli("a.py", cwd=tmp_path)
     quiet = run_cli("--quiet", "a.py", cwd=tmp_path)
     assert loud.stdout == quiet.stdout and "JXI002" in quiet.stdout
-    assert "Found 1 finding in 1 file." in loud.stderr and quiet.stderr == ""
+    assert "Found 1 finding in 1 file (1 file linted)." in loud.stderr and quiet.stderr == ""
     assert quiet.returncode == loud.returncode == 1
 
 

@@ -110,7 +110,7 @@ def test_integration_page_matches_what_the_tests_run():
         import tomli as tomllib
 
     page = (ROOT / "docs" / "integration.md").read_text(encoding="utf-8")
-    (toml_block,) = re.findall(r"```toml\n(.*?)```", page, re.S)
+    (toml_block,) = [b for b in re.findall(r"```toml\n(.*?)```", page, re.S) if "[tool.jaxinterop-lint]" in b]
     table = tomllib.loads(toml_block)["tool"]["jaxinterop-lint"]
     cfg = config_from_table(table, str(ROOT / "pyproject.toml"))
     assert cfg.extend_sinks and cfg.extend_sources and cfg.extend_sanitizers and cfg.per_file_ignores
@@ -124,3 +124,18 @@ def test_integration_page_matches_what_the_tests_run():
                  "pre-commit run --all-files", "--write-baseline jxi-baseline.json .",
                  "--baseline jxi-baseline.json .", "--stdin-filename"):
         assert line in page, line
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.fix_applicability == "safe"], ids=lambda r: r.code)
+def test_use_instead_is_what_the_safe_fix_makes_of_the_example(rule):
+    """A rule page whose fix is safe shows, under "Use instead", exactly what `--fix` makes of
+    its "Example" (so the two convert in the same direction)."""
+    from jaxinterop_lint.fix.apply import fix_text
+
+    out = fix_text(rule.INVALID[0], "example.py", Config(extend_select=(rule.code,)))
+    assert out.error is None and out.fixed >= 1
+    assert out.text == rule.VALID[0]
+    page = render(rule)
+    use_instead = page.index("## Use instead")
+    assert page.index("## Example") < page.index(rule.INVALID[0].rstrip()) < use_instead
+    assert page.find(rule.VALID[0].rstrip(), use_instead) > use_instead

@@ -131,6 +131,7 @@ def _values(stdout: str, label: str) -> str:
     return m.group(1)
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 @pytest.mark.parametrize("before,after", pairs("runtime"), ids=lambda p: p.name)
 def test_runtime_before_raises_after_runs_with_the_same_values(before, after, tmp_path):
     raises = re.search(r"^# raises: (.+)$", before.read_text(), re.M).group(1).strip()

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from conftest import lint, run_cli
+from jaxinterop_lint import Config
 from jaxinterop_lint.fix.apply import fix_text
 from jaxinterop_lint.rules import ALL_RULES
 
@@ -18,9 +19,9 @@ FFI_HEAD = "from jax.experimental.buffer_callback import buffer_callback\n\n\nde
 FFI_TAIL = "\n\nf = buffer_callback(cb, spec)\n"
 
 
-def fixed(code: str, unsafe: bool = True) -> str:
-    """The text after all fixes of a dedented snippet."""
-    outcome = fix_text(textwrap.dedent(code), "snippet.py", unsafe=unsafe)
+def fixed(code: str, unsafe: bool = True, config=None) -> str:
+    """The text after all fixes of a dedented snippet (default rules, or ``config``'s)."""
+    outcome = fix_text(textwrap.dedent(code), "snippet.py", config, unsafe=unsafe)
     assert outcome.error is None, outcome.error
     return outcome.text
 
@@ -31,7 +32,7 @@ def ffi(body: str, imports: str = "import numpy as np\nimport torch\n") -> str:
 
 def test_applicability_follows_rules_md():
     expected = {"JXI001": "unsafe", "JXI002": "unsafe", "JXI004": "safe", "JXI005": "safe",
-                "JXI006": "safe", "JXI007": "safe"}
+                "JXI006": "safe", "JXI007": "safe", "JXI100": "safe"}
     for rule in ALL_RULES:
         assert rule.fix_applicability == expected.get(rule.code), rule.code
 
@@ -45,9 +46,9 @@ def test_every_invalid_example_of_a_fixable_rule_is_fixed_or_documented(rule):
                 continue
             assert f.fix.applicability == rule.fix_applicability and f.fix.title == rule.fix_title
             assert f.fix.edits
-            after = fixed(snippet)
+            after = fixed(snippet, config=Config(extend_select=(rule.code,)))
             assert after != snippet
-            assert not [g for g in lint(after, select=(rule.code,)) if g.fix is not None]
+            assert not [g for g in lint(after, extend_select=(rule.code,)) if g.fix is not None and g.code == rule.code]
 
 
 @pytest.mark.parametrize("before,after", [

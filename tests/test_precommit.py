@@ -17,6 +17,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.slow   # pre-commit builds a virtualenv (the quick tier leaves it out)
+
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 BAD = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
        "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n")

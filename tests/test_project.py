@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import EIGHT_DEVICES, ROOT, run_cli
 from jaxinterop_lint import Config, lint_paths
 from markers import expected
@@ -65,6 +67,7 @@ def test_files_outside_the_linted_paths_are_read_not_reported():
     assert {"pipeline.py", "sharding.py", "model.py", "torch_bridge.py"} <= analysed
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 def test_runtime_proof_on_eight_cpu_devices():
     env = dict(os.environ, **EIGHT_DEVICES)
     r = subprocess.run([sys.executable, str(ROOT / "tests" / "runtime_probe.py"), str(SRC / "checks.py"),

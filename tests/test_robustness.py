@@ -194,6 +194,7 @@ def test_file_deleted_during_the_run(tmp_path, monkeypatch):
     assert sorted(os.path.basename(f.path) for f in result.findings) == ["a.py", "c.py"]
 
 
+@pytest.mark.slow   # lints 5 MB (about 15 s)
 def test_five_megabyte_generated_file(tmp_path):
     """A generated 5 MB module (a big table and some code) is linted, in reasonable time."""
     table = "TABLE = {\n" + "".join(f"    'k{i}': ({i}, 'v{i}', {i * 0.5}),\n" for i in range(130000)) + "}\n"

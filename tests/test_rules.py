@@ -7,6 +7,8 @@ import pytest
 from conftest import lint
 from jaxinterop_lint.rules import ALL_RULES, DEFAULT_CODES
 
+OPT_IN = tuple(r.code for r in ALL_RULES if not r.default)
+
 CASES = [(r, "INVALID", i, s) for r in ALL_RULES for i, s in enumerate(r.INVALID)] + \
         [(r, "VALID", i, s) for r in ALL_RULES for i, s in enumerate(r.VALID)]
 
@@ -14,7 +16,7 @@ CASES = [(r, "INVALID", i, s) for r in ALL_RULES for i, s in enumerate(r.INVALID
 @pytest.mark.parametrize("rule,kind,index,snippet", CASES,
                          ids=[f"{r.code}-{k}-{i}" for r, k, i, _ in CASES])
 def test_rule_snippet(rule, kind, index, snippet):
-    found = [f.code for f in lint(snippet, extend_select=("JXI009",))]
+    found = [f.code for f in lint(snippet, extend_select=OPT_IN)]
     if kind == "INVALID":
         assert rule.code in found, f"{rule.code} not reported on:\n{snippet}"
     else:

@@ -14,6 +14,8 @@ from conftest import EIGHT_DEVICES, ROOT
 from jaxinterop_lint import Config, lint_source
 from markers import expected
 
+pytestmark = pytest.mark.slow   # real jax and torch on 8 CPU devices (the quick tier leaves it out)
+
 FIXTURES = sorted((ROOT / "fixtures" / "runtime").glob("*.py"))
 SINK_CODES = {"JXI001", "JXI002", "JXI003", "JXI007", "JXI008", "JXI005"}
 

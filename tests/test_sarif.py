@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import ROOT, SARIF_SCHEMA, run_cli
 from jaxinterop_lint.finding import Finding, Step
 from jaxinterop_lint.report import FORMATS
 from jaxinterop_lint.report.github import escape_data, escape_property
@@ -19,18 +19,11 @@ REMOVED = "import jax, torch\nt = torch.from_dlpack(jax.dlpack.to_dlpack(x))\n"
 
 
 @pytest.fixture(scope="module")
-def validator(shared_dir_module):
-    schema = json.loads((shared_dir_module / "data" / "sarif-schema-2.1.0.json").read_text())
+def validator():
+    schema = json.loads(SARIF_SCHEMA.read_text())   # the copy of ../shared/data (test_fixtures_sync.py)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
-
-
-@pytest.fixture(scope="module")
-def shared_dir_module():
-    shared = ROOT.parent / "shared"
-    assert (shared / "data" / "sarif-schema-2.1.0.json").is_file(), "../shared/data holds the SARIF schema"
-    return shared
 
 
 def sarif_of(tmp_path, *args):
@@ -79,7 +72,9 @@ def test_sarif_locations_and_provenance_code_flow(tmp_path, validator):
     assert [(s["location"]["message"]["text"], s["location"]["physicalLocation"]["artifactLocation"]["uri"],
              s["location"]["physicalLocation"]["region"]["startLine"],
              s["location"]["physicalLocation"]["region"]["startColumn"]) for s in steps] == \
-        [(p["description"], p["path"], p["line"], p["column"] + 1) for p in as_json["provenance"]]
+        [(p["description"], p["path"], p["line"], p["column"]) for p in as_json["provenance"]]
+    # JSON columns are 1-based everywhere: the finding's, its provenance's and its fix's
+    assert as_json["provenance"][-1]["column"] == as_json["column"]
     assert [s["executionOrder"] for s in steps] == list(range(len(steps)))
     assert "NamedSharding" in steps[0]["location"]["message"]["text"] and steps[0]["location"][
         "physicalLocation"]["region"]["startLine"] == 4

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # real jax and torch on 8 CPU devices (the quick tier leaves it out)
+
 REPO = Path(__file__).resolve().parents[1]
 
 

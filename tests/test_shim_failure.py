@@ -21,6 +21,8 @@ import pytest
 
 from test_shim import HAMMER, REPO, xla_env
 
+pytestmark = pytest.mark.slow   # real jax and torch on 8 CPU devices (the quick tier leaves it out)
+
 PRELUDE = """
 import json, os, sys, threading
 import jax, jax.numpy as jnp, torch

@@ -14,6 +14,8 @@ from __future__ import annotations
 import pytest
 from test_shim import last_json, read_lines, run_script
 
+pytestmark = pytest.mark.slow   # real jax and numpy (the quick tier leaves it out)
+
 STUBS = '''
 import sys, types
 import numpy as np

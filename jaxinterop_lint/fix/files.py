@@ -42,6 +42,7 @@ class FileFix:
     result: Optional[FileResult] = None
     error: Optional[str] = None
     written: bool = False
+    codes: list = field(default_factory=list)   # the codes of the fixed findings
 
 
 @dataclass
@@ -109,6 +110,7 @@ def fix_file(path: str, config: Config, unsafe: bool = False, write: bool = True
     project = _project(path, config)
     outcome: FixOutcome = fix_text(text, path, config, unsafe, project=project)
     out.old, out.new, out.fixed, out.result = text, outcome.text, outcome.fixed, outcome.result
+    out.codes = list(outcome.codes)
     if outcome.error is not None:
         out.error = outcome.error
         return out

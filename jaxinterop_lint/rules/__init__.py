@@ -6,6 +6,7 @@ from .donation import ExportAfterDonation, UncheckedArrayParameterExport
 from .export import MultiDeviceCudaArrayInterface, MultiDeviceDlpackExport, MultiDeviceRawBuffer
 from .ffi import FfiBufferCopyExport
 from .guards import HandlerMissesInteropError, IneffectiveSingleDeviceGuard
+from .noqa import UnusedNoqa
 from .removed import RemovedJaxInteropApi
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -18,6 +19,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     HandlerMissesInteropError,
     ExportAfterDonation,
     UncheckedArrayParameterExport,
+    UnusedNoqa,
 )
 RULES_BY_CODE: dict[str, type[Rule]] = {r.code: r for r in ALL_RULES}
 DEFAULT_CODES: frozenset[str] = frozenset(r.code for r in ALL_RULES if r.default)

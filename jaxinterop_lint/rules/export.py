@@ -162,9 +162,10 @@ class MultiDeviceRawBuffer(ExportRule):
     fix_title = ""
     why = (
         "`unsafe_buffer_pointer()` of a multi-device array raises `JaxRuntimeError: "
-        "INVALID_ARGUMENT: UnsafeBufferPointer() is supported only for unsharded arrays.` and "
-        "the Python buffer protocol (memoryview, torch.asarray, torch.frombuffer) raises "
-        "BufferError: such an array has one buffer per device.")
+        "INVALID_ARGUMENT: UnsafeBufferPointer() is supported only for unsharded arrays.`; the "
+        "Python buffer protocol (`memoryview(y)`) raises `BufferError`, which `torch.asarray(y)` "
+        "and `torch.frombuffer(y)` turn into `RuntimeError: could not retrieve buffer from "
+        "object`: such an array has one buffer per device.")
     versions = "JaxRuntimeError since jax 0.8 (XlaRuntimeError before); both are RuntimeError."
     INVALID = (
         "import jax\nfrom jax.experimental.pjit import pjit\nstep = pjit(f)\nout = step(x)\n"

@@ -98,7 +98,7 @@ class HandlerMissesInteropError(Rule):
     )
     VALID = (
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
-        "try:\n    t = torch.from_dlpack(y)\nexcept (BufferError, ValueError):\n    t = None\n",
+        "try:\n    t = torch.from_dlpack(y)\nexcept (ValueError, BufferError):\n    t = None\n",
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"
         "try:\n    t = torch.from_dlpack(y)\nexcept Exception:\n    t = None\n",
         "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\ny = jax.device_put(x, NamedSharding(mesh, P()))\n"

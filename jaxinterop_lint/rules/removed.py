@@ -50,6 +50,7 @@ class RemovedJaxInteropApi(Rule):
         "import jax\nfrom jax.sharding import PositionalSharding\n",
     )
     VALID = (
+        "import jax.dlpack\nimport torch\nt = torch.from_dlpack(x)\n",   # the page's "use instead": the fix of INVALID[0]
         "import jax.dlpack\nimport torch\ny = jax.dlpack.from_dlpack(t)\n",
         "import jax\ndef f(arr):\n    return arr.addressable_data(0)\n",
         "import numpy as np\na = np.ones(3)\nb = a.device_buffer if hasattr(a, 'x') else None\n",
