@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project-root", metavar="DIR",
                    help="the project whose modules are followed across imports (default: the nearest "
                         "folder with pyproject.toml, setup.cfg, setup.py or .git above each file)")
+    p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                   help="also lint the files that .gitignore files ignore")
     p.add_argument("--version", action="version", version=f"jaxinterop-lint {__version__}")
     cli_extras.add_options(p)
     p.add_argument("--fix", action="store_true", help="apply the safe fixes and write the files")
@@ -60,7 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args) -> Config:
     """Build the run's :class:`Config`: ``[tool.jaxinterop-lint]`` of the nearest
     pyproject.toml with the parsed options on top (command line wins).  Raises ConfigError."""
-    return cli_extras.load_config(args)
+    cfg = cli_extras.load_config(args)
+    if not getattr(args, "respect_gitignore", True):
+        cfg.respect_gitignore = False
+    return cfg
 
 
 def _read_lines(path: str) -> Optional[list]:
@@ -146,7 +151,7 @@ def main(argv: Optional[list] = None) -> int:
 
             return runtime_cli.run_main(rest) if command == "run" else runtime_cli.verify_main(rest)
         if command == "clean":
-            from .cache import clean_main
+            from .engine import clean_main
 
             return clean_main(rest)
     except KeyboardInterrupt:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .discover import DEFAULT_EXCLUDE
+from .pipeline.discover import DEFAULT_EXCLUDE
 from .knowledge import DEFAULT_KNOWLEDGE, Knowledge
 from .catalog import DEFAULT_CODES, NAMES as RULES_BY_CODE
 
@@ -45,6 +45,7 @@ class Config:
     extend_sources: tuple = ()
     extend_sinks: dict = field(default_factory=dict)
     extend_sanitizers: tuple = ()
+    respect_gitignore: bool = True
     source: str = "defaults"
 
     def enabled(self) -> frozenset:

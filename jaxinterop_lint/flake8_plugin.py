@@ -3,8 +3,9 @@
 flake8 applies its own ``--select``, ``--ignore``, ``--per-file-ignores`` and ``# noqa``; the
 plugin reports every rule and registers JXI009 (opt-in) in flake8's default ignore list, so
 ``--extend-select=JXI009`` turns it on as on the command line.  flake8 runs every installed
-plugin whatever ``--select`` says, so the plugin's cost on files without interop words is
-one text search (the prefilter).
+plugin whatever ``--select`` says; on one file the plugin runs the pipeline's plan for that
+file and analyses only what can make a finding there, reading and filling the command
+line's cache.
 """
 from __future__ import annotations
 
@@ -13,12 +14,10 @@ from typing import Iterator
 
 from . import __version__, pyproject
 from .config import Config, ConfigError
-from .discover import DEFAULT_EXCLUDE
-from .engine import lint_source
-from .session import shared_project
-from .rules import ALL_RULES, RULES_BY_CODE
+from .catalog import NAMES, OPT_IN
+from .pipeline.discover import DEFAULT_EXCLUDE
 
-ALL_CODES = tuple(r.code for r in ALL_RULES)
+ALL_CODES = tuple(sorted(NAMES))
 
 
 class JaxInteropChecker:
@@ -29,6 +28,7 @@ class JaxInteropChecker:
     version = __version__
     config = Config(select=ALL_CODES)
     exclude: tuple = ()
+    paths: tuple = (".",)
 
     def __init__(self, tree, filename: str, lines: list):
         self.filename = filename
@@ -37,7 +37,7 @@ class JaxInteropChecker:
     @classmethod
     def add_options(cls, parser) -> None:
         """Register JXI009 as off by default (library mode is opt-in)."""
-        parser.extend_default_ignore([r.code for r in ALL_RULES if not r.default])
+        parser.extend_default_ignore(sorted(OPT_IN))
 
     @classmethod
     def parse_options(cls, options) -> None:
@@ -55,6 +55,7 @@ class JaxInteropChecker:
 
             raise ExecutionError(f"jaxinterop-lint: {exc}") from None
         cls.config, cls.exclude, opted_in = plugin_view(file_cfg)
+        cls.paths = tuple(getattr(options, "filenames", None) or ["."])
         ignored = getattr(options, "extended_default_ignore", None)
         if opted_in and isinstance(ignored, list):
             ignored[:] = [c for c in ignored if c not in opted_in]
@@ -65,10 +66,13 @@ class JaxInteropChecker:
         as in ruff) when ``jaxinterop-lint --fix`` fixes the finding (a safe fix)."""
         if self.exclude and pyproject.excluded(self.filename, self.exclude):
             return
+        from .engine import lint_source, shared_project
+
         text = "".join(self.lines)
-        project = shared_project(self.filename, self.config)
-        force = project is not None and project.calls_exporting(text)
-        result = lint_source(text, self.filename, self.config, project=project, force=force)
+        # The file and the modules its analysis needs, through the command line's plan and
+        # cache (never the whole project in each flake8 process).
+        session = shared_project(self.filename, self.config, reported=self.paths)
+        result = lint_source(text, self.filename, self.config, project=session)
         for f in result.findings:
             mark = "[*] " if f.fix is not None and f.fix.applicability == "safe" and f.fix.edits else ""
             yield f.line, f.column, f"{f.code} {mark}{f.message}", type(self)
@@ -86,7 +90,7 @@ def plugin_view(cfg: Config) -> tuple[Config, tuple, frozenset]:
         select, opted_in = ALL_CODES, frozenset()
     else:
         enabled = cfg.enabled()
-        select, opted_in = tuple(sorted(enabled)), frozenset(c for c in enabled if not RULES_BY_CODE[c].default)
+        select, opted_in = tuple(sorted(enabled)), frozenset(c for c in enabled if c in OPT_IN)
     exclude = (cfg.exclude if cfg.exclude != DEFAULT_EXCLUDE else ()) + tuple(cfg.extend_exclude)
     return dataclasses.replace(cfg, select=select, ignore=(), extend_select=()), exclude, opted_in
 

@@ -13,7 +13,7 @@ import sys
 from typing import Iterable, Optional
 
 from .config import Config, ConfigError, expand_codes
-from .discover import _excluded
+from .pipeline.discover import _excluded
 from .knowledge import apis
 
 TABLE = "jaxinterop-lint"
@@ -188,7 +188,7 @@ def overlay(base: Config, select=None, ignore=(), extend_select=(), exclude=None
 
 def excluded(path: str, patterns: tuple) -> bool:
     """Whether ``path`` or a folder above it matches ``patterns`` (fnmatch, as the walk of
-    :func:`~jaxinterop_lint.discover.discover` matches them).  Folders above the current one
+    :func:`~jaxinterop_lint.pipeline.discover.discover` matches them).  Folders above the current one
     are not looked at."""
     current = os.path.normpath(path)
     if os.path.isabs(current) and not os.path.relpath(current).startswith(".."):

@@ -77,15 +77,15 @@ def test_each_bad_file_is_one_error_line_and_the_others_are_still_linted(tmp_pat
     assert r.returncode == 2, r.stderr
     errors = errors_of(r)
     for name, (_, line, col, reason) in BAD_FILES.items():
-        got = errors.pop(f"./{name}")
+        got = errors.pop(f"{name}")
         assert got[0] == line and (col is None or got[1] == col) and re.search(reason, got[2]), (name, got)
-    assert re.search(r"too many levels of symbolic links", errors.pop("./loop-a.py")[2], re.I)
-    assert re.search(r"too many levels of symbolic links", errors.pop("./loop-b.py")[2], re.I)
-    assert "not a regular file" in errors.pop("./fifo.py")[2]
+    assert re.search(r"too many levels of symbolic links", errors.pop("loop-a.py")[2], re.I)
+    assert re.search(r"too many levels of symbolic links", errors.pop("loop-b.py")[2], re.I)
+    assert "not a regular file" in errors.pop("fifo.py")[2]
     assert "no such file" in errors.pop("gone.py")[2]
     assert errors == {}                                  # empty.py and x.py/ are no errors
-    assert r.stdout.splitlines()[0].startswith("./good.py:4:5: JXI002")
-    assert r.stdout.splitlines()[1].startswith("./x.py/inner.py:4:5: JXI002")
+    assert r.stdout.splitlines()[0].startswith("good.py:4:5: JXI002")
+    assert r.stdout.splitlines()[1].startswith("x.py/inner.py:4:5: JXI002")
     assert len(r.stdout.splitlines()) == 2
     assert "could not be linted" in r.stderr
     assert elapsed < 60, elapsed
@@ -100,7 +100,7 @@ def test_bad_files_in_parallel_workers_too(tmp_path):
     r = cli(tmp_path, "--jobs", "3", ".")
     assert r.returncode == 2
     errors = errors_of(r)
-    assert sorted(errors) == sorted(f"./{n}" for n in BAD_FILES)
+    assert sorted(errors) == sorted(f"{n}" for n in BAD_FILES)
     assert len(r.stdout.splitlines()) == 4
 
 
@@ -170,8 +170,8 @@ def test_unreadable_file(tmp_path, monkeypatch):
     proc = subprocess.run([sys.executable, "-m", "jaxinterop_lint", "--no-cache", "."], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, preexec_fn=preexec)
     assert proc.returncode == 2, proc.stderr
-    assert errors_of(proc) == {"./secret.py": (1, 1, "permission denied")}
-    assert proc.stdout.startswith("./good.py:4:5: JXI002")
+    assert errors_of(proc) == {"secret.py": (1, 1, "permission denied")}
+    assert proc.stdout.startswith("good.py:4:5: JXI002")
 
 
 def test_file_deleted_during_the_run(tmp_path, monkeypatch):
@@ -207,7 +207,7 @@ def test_five_megabyte_generated_file(tmp_path):
     elapsed = time.monotonic() - start
     assert r.returncode == 1 and errors_of(r) == {}
     line = code.count("\n")
-    assert r.stdout.splitlines()[0].startswith(f"./gen.py:{line}:12: JXI002")
+    assert r.stdout.splitlines()[0].startswith(f"gen.py:{line}:12: JXI002")
     assert elapsed < 90, elapsed
 
 
@@ -363,7 +363,7 @@ def test_fix_mode_survives_the_bad_files(tmp_path):
     r = cli(tmp_path, "--fix", "--unsafe-fixes", ".")
     assert r.returncode == 2
     errors = errors_of(r)
-    assert sorted(errors) == sorted([f"./{n}" for n in BAD_FILES] + ["./loop-a.py", "./loop-b.py", "./fifo.py"])
+    assert sorted(errors) == sorted([f"{n}" for n in BAD_FILES] + ["loop-a.py", "loop-b.py", "fifo.py"])
     assert "jax.device_put(y, jax.local_devices()[0])" in (tmp_path / "good.py").read_text()
     for name, (data, *_rest) in BAD_FILES.items():
         assert (tmp_path / name).read_bytes() == data

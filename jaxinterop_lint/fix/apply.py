@@ -133,7 +133,7 @@ def check_parses(original: str, fixed: str) -> Optional[str]:
 
 def lint_text(text: str, path: str, config: Config, project=None) -> FileResult:
     """Lint ``text`` as the command line does, with the whole-``project`` analysis when given
-    (see :func:`jaxinterop_lint.session.shared_project`)."""
+    (see :func:`jaxinterop_lint.engine.shared_project`)."""
     if project is None:
         return lint_source(text, path, config)
     _forget_stale(project, path, text)

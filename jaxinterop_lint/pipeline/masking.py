@@ -127,7 +127,7 @@ class Masker:
                 self.by_name.setdefault(n, []).append(i)
         # Functions and classes that can make a multi-device value: they name a source, or
         # use one that does (fixpoint).  Only those are kept for the names kept code uses.
-        from .prefilter import SOURCE_RE
+        from .words import SOURCE_RE
 
         self.carrying = [d and (b or bool(SOURCE_RE.search(c))) for d, b, c in zip(self.is_def, self.base, chunks)]
         carried = set().union(*(self.defines[i] for i, c in enumerate(self.carrying) if c))
@@ -151,7 +151,7 @@ class Masker:
         """For a kept class spanning lines ``a..b``: which of its lines to keep, blanking the
         methods that name no interop API, define no name in ``needed`` and are not used by a
         kept method; None to keep the class whole."""
-        from .prefilter import SOURCE_RE
+        from .words import SOURCE_RE
 
         lines = self.lines[a:b + 1]
         head = next((i for i, ln in enumerate(lines) if ln.startswith("class ")), None)
@@ -211,6 +211,10 @@ class Masker:
         name in ``callers_of`` (functions found to export a parameter) are kept too."""
         if not self.usable or not self.interesting:
             return None
+        # Functions of this file that name a consumer may export a parameter: their callers
+        # are kept, so that the text is parsed once (never again after the analysis).
+        callers_of = frozenset(callers_of).union(*(self.defines[i] for i, d in enumerate(self.is_def)
+                                                   if d and self.base[i]))
         keep = [k or bool(callers_of and ids & callers_of) for k, ids in zip(self.base, self.idents)]
         needed: set = set()
         todo = [i for i, k in enumerate(keep) if k]

@@ -1,0 +1,339 @@
+"""Stage 3, plan: which files are parsed, computed from cheap facts of their text.
+
+A file's *facts* (:func:`facts_of`) are read from its text with a few regular expressions,
+never parsed: its imports (absolute module names and the names taken), whether it names a
+consumer (:data:`~.words.DEFAULT`), JAX words (where multi-device values start), words that
+alone make a finding (removed APIs, FFI callbacks), array annotations (opt-in JXI009).  They
+are stored with the file's hash, so a warm run plans without reading.
+
+From the facts and the import graph (project imports resolved to files, re-exports of
+packages followed) the plan decides, to a fixpoint over the graph:
+
+- ``carrier(M)``: M can make or hand on a multi-device value: it names JAX words, or takes
+  a name from a carrier.
+- ``reach(F)``: JAX code reaches F: F names JAX words or takes a name from a carrier.
+- ``direct(F)``: F can make a finding by itself: a word that alone makes one (of an enabled
+  rule), or a consumer that JAX code reaches, or (JXI009 on) a consumer beside an array
+  annotation.
+- ``candidates``: F that JAX code reaches and that takes names from modules naming a
+  consumer; the summaries of those modules (analysed first) refine them: F is analysed when
+  one of its names exports a parameter (:meth:`Plan.calls_exporter`).
+- ``gate(M)``: whether the analysis may parse a module it reaches through an import to get
+  its summary: carriers, modules naming a consumer, and packages' ``__init__`` (re-exports).
+
+So a file of PyTorch or CuPy code that no JAX code reaches is never parsed.  The plan also
+keeps the reverse import graph (:attr:`Plan.importers`: file -> files that take names from
+it, and which) and the set of reported files (:attr:`Plan.reported`).
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from typing import Optional
+
+from ..knowledge import apis
+from .modules import ModuleIndex
+from .read import Reader
+from .words import DEFAULT, Prefilter, alone_words, annotation_words, build, jax_words
+
+FACTS_VERSION = 1
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+
+
+@lru_cache(maxsize=4096)
+def _word_re(word: str):
+    return re.compile(r"(?<![\w])" + re.escape(word) + r"(?![\w])")
+
+
+def has_word(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` as a whole identifier."""
+    return word in text and _word_re(word).search(text) is not None
+
+
+def resolve_relative(module: Optional[str], level: int, package: str) -> Optional[str]:
+    """Absolute module name of ``from <level dots><module> import``, relative to ``package``;
+    None when it climbs above the top."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(base) if base else None
+
+
+def imports_of(text: str, package: str) -> list:
+    """``[[module, names]]`` imported by ``text``: ``names`` is a list of ``[name, alias]``
+    for ``from m import ...`` (``["*", None]`` for a star import), None for ``import m``."""
+    out = []
+    if "import" not in text:
+        return out
+    for dots, mod, names in _FROM.findall(text):
+        base = resolve_relative(mod or None, len(dots), package)
+        if not base:
+            continue
+        taken = []
+        for part in names.strip().strip("()").replace("\\\n", " ").replace("\n", " ").split(","):
+            m = _ALIAS.match(part.strip())
+            if m:
+                taken.append([m.group(1), m.group(2)])
+            elif part.strip() == "*":
+                taken.append(["*", None])
+        out.append([base, taken])
+    for spec in _IMPORT.findall(text):
+        for part in spec.replace("\\", " ").split(","):
+            m = _ALIAS.match(part.strip())
+            if m:
+                out.append([m.group(1), None])
+    return out
+
+
+class Words:
+    """The word lists of one configuration (see :mod:`.words`)."""
+
+    def __init__(self, extra_sinks=(), extra_sources=()):
+        self.sinks: Prefilter = build(tuple(sorted(extra_sinks))) if extra_sinks else DEFAULT
+        self.origins = jax_words(tuple(extra_sources)).by_root()
+        self.alone = alone_words()
+        self.annotations = annotation_words().by_root()
+        self.jax_roots = frozenset(apis.JAX_ROOTS)
+        # What the masking keeps: statements naming a consumer or a word that alone makes a
+        # finding.
+        alone = frozenset(n for names, _ in self.alone.values() for n in names)
+        self.masking = Prefilter(self.sinks.standalone | alone, self.sinks.pairs)
+
+
+_WORDS: dict = {}
+
+
+def words_for(config) -> Words:
+    """The (memoised) word lists of ``config``."""
+    key = (tuple(sorted(config.extend_sinks)), tuple(sorted(config.extend_sources)))
+    w = _WORDS.get(key)
+    if w is None:
+        w = _WORDS[key] = Words(*key)
+    return w
+
+
+def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
+    for root, names in by_root.items():
+        if root is None and not jax or root is not None and root not in roots:
+            continue
+        if any(has_word(text, n) for n in names):
+            return True
+    return False
+
+
+def facts_of(text: str, package: str, w: Words) -> dict:
+    """The plan's facts of one file's text (see the module docstring)."""
+    imports = imports_of(text, package)
+    roots = {m.split(".")[0] for m, _ in imports}
+    jax = bool(roots & w.jax_roots)
+    return {
+        "v": FACTS_VERSION,
+        "imports": imports,
+        "sink": w.sinks.wants(text),
+        "alone": sorted(code for code, (names, needs_jax) in w.alone.items()
+                        if (jax or not needs_jax) and any(has_word(text, n) for n in names)),
+        "origin": _named(text, w.origins, roots, jax),
+        "annot": _named(text, w.annotations, roots, jax),
+    }
+
+
+def can_find(f: dict, enabled, w: Words) -> bool:
+    """Whether a file with facts ``f`` can make a finding of an ``enabled`` rule whatever
+    JAX code reaches it: a word that alone makes one (the JXI006 words beside a consumer),
+    or a consumer beside an array annotation with JXI009 on."""
+    for code in set(f["alone"]) & set(enabled):
+        if w.alone[code][1] or f["sink"]:
+            return True
+    return bool(f["sink"] and f["annot"] and "JXI009" in enabled)
+
+
+class Plan:
+    """The plan of one run over one project (or over lone files: ``index`` None).
+
+    ``reader`` reads and hashes; ``store`` (or None) keeps facts by hash; ``enabled`` is the
+    set of rule codes the run reports; ``reported`` the absolute paths of the files reported
+    (the files under the linted paths)."""
+
+    def __init__(self, reader: Reader, index: Optional[ModuleIndex], config, store=None,
+                 enabled=frozenset(), reported=frozenset()):
+        self.reader = reader
+        self.index = index
+        self.store = store
+        self.words = words_for(config)
+        self.enabled = frozenset(enabled)
+        self.reported = set(reported)
+        self.reported_under: list = []   # folders whose files are all reported (flake8's paths)
+        self.importers: dict = {}       # file -> {importer: names taken (None: the module)}
+        self._facts: dict = {}
+        self._targets: dict = {}
+        self._carrier: dict = {}
+        self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
+
+    def is_reported(self, path: str) -> bool:
+        """Whether the file ``path`` (absolute) is among the reported files."""
+        return path in self.reported or any(path == r or path.startswith(r + os.sep) for r in self.reported_under)
+
+    # -- facts ---------------------------------------------------------------------------
+    def facts(self, path: str) -> Optional[dict]:
+        """The facts of ``path`` (absolute), None when it cannot be read."""
+        if path in self._facts:
+            return self._facts[path]
+        f = None
+        given = self.texts.get(path)
+        digest = None if given is not None else self.reader.digest(path)
+        if given is None and digest is None:
+            self._facts[path] = None
+            return None
+        entry = self.store.get(path) if self.store is not None and given is None else None
+        if entry is not None and entry.get("hash") == digest:
+            f = entry.get("facts")
+            if not isinstance(f, dict) or f.get("v") != FACTS_VERSION:
+                f = None
+        if f is None:
+            try:
+                text = given if given is not None else self.reader.text(path)
+            except Exception:
+                self._facts[path] = None
+                return None
+            package = self.index.package_of(path) if self.index is not None else ""
+            f = facts_of(text, package, self.words)
+            if self.store is not None and given is None:
+                digest = self.reader.digest(path)
+                if digest is not None:
+                    self.store.put(path, digest, self.reader.stamp_to_store(path), facts=f)
+        self._facts[path] = f
+        return f
+
+    # -- the import graph ----------------------------------------------------------------
+    def targets(self, path: str) -> list:
+        """``[(file, names)]``: the project files ``path`` takes names from (``names`` None:
+        the module itself), re-exports of packages followed.  Fills :attr:`importers`."""
+        if path in self._targets:
+            return self._targets[path]
+        self._targets[path] = out = []
+        f = self.facts(path)
+        if f is None or self.index is None:
+            return out
+        idx = self.index
+        for module, names in f["imports"]:
+            if not idx.is_project(module):
+                continue
+            if names is None:
+                target = idx.find_module(module)
+                if target is not None:
+                    out.append((target, None))
+                continue
+            for name, _alias in names:
+                sub = idx.find_module(f"{module}.{name}") if name != "*" else None
+                if sub is not None:
+                    out.append((sub, None))
+                    continue
+                owner = idx.find_module(module)
+                if owner is not None:
+                    out.append((self._origin(owner, name, 0), name))
+        for target, name in out:
+            if target != path:
+                self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
+        return out
+
+    def _origin(self, owner: str, name: str, depth: int) -> str:
+        """The file that defines ``name`` taken from module file ``owner``, following
+        ``from .x import name`` re-exports of packages (a few levels)."""
+        if depth > 4 or os.path.basename(owner) != "__init__.py":
+            return owner
+        f = self.facts(owner)
+        for module, names in (f or {}).get("imports", ()):
+            for taken, alias in names or ():
+                if (alias or taken) == name and taken != "*":
+                    sub = self.index.find_module(f"{module}.{taken}")
+                    if sub is not None:
+                        return sub
+                    found = self.index.find_module(module)
+                    if found is not None and found != owner:
+                        return self._origin(found, taken, depth + 1)
+        return owner
+
+    def carrier(self, path: str) -> bool:
+        """Whether module ``path`` can make or hand on a multi-device value."""
+        if path in self._carrier:
+            return self._carrier[path]
+        self._carrier[path] = False        # an import cycle: no evidence yet
+        f = self.facts(path)
+        out = bool(f and f["origin"]) or any(t != path and self.carrier(t) for t, _ in self.targets(path))
+        self._carrier[path] = out
+        return out
+
+    def reach(self, path: str) -> bool:
+        """Whether JAX code reaches ``path``: it names JAX words or takes a name from a carrier."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        return f["origin"] or any(self.carrier(t) for t, _ in self.targets(path))
+
+    def direct(self, path: str) -> bool:
+        """Whether ``path`` can make a finding by itself (see the module docstring)."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        return can_find(f, self.enabled, self.words) or bool(f["sink"]) and self.reach(path)
+
+    def exporter_targets(self, path: str) -> list:
+        """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may
+        export a parameter), when JAX code reaches ``path``; else []."""
+        out = [(t, n) for t, n in self.targets(path) if (self.facts(t) or {}).get("sink")]
+        return out if out and self.reach(path) else []
+
+    def gate(self, path: str) -> bool:
+        """Whether the analysis may parse module ``path`` for its summary."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        return bool(f["sink"] or os.path.basename(path) == "__init__.py" or self.carrier(path))
+
+    @staticmethod
+    def calls_exporter(targets: list, exporting_of) -> bool:
+        """Whether one of ``targets`` (from :meth:`exporter_targets`) hands over a function
+        that exports a parameter: ``exporting_of(file)`` gives the short names of that
+        file's exporting functions."""
+        for target, name in targets:
+            names = exporting_of(target)
+            if names and (name is None or name in names):
+                return True
+        return False
+
+    # -- what a result depends on --------------------------------------------------------
+    def consulted(self, path: str) -> set:
+        """The files whose facts the decision about ``path`` read (transitively)."""
+        seen, todo = set(), [path]
+        while todo:
+            p = todo.pop()
+            for t, _ in self._targets.get(p, ()):
+                if t not in seen and t != path:
+                    seen.add(t)
+                    todo.append(t)
+        return seen
+
+    def absent(self, paths) -> list:
+        """Files whose creation would change what ``paths`` import (missing project or
+        unknown modules, and names that could become submodules)."""
+        if self.index is None:
+            return []
+        out = set()
+        for path in paths:
+            f = self.facts(path)
+            for module, names in (f or {}).get("imports", ()):
+                out.update(self.index.absent_candidates(module))
+                found = self.index.find_module(module) if names else None
+                if found is not None and os.path.basename(found) == "__init__.py":
+                    for name, _ in names:
+                        if name != "*":
+                            out.update(self.index.absent_candidates(f"{module}.{name}"))
+        return sorted(out)
