@@ -6,9 +6,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .pipeline.discover import DEFAULT_EXCLUDE
 from .knowledge import DEFAULT_KNOWLEDGE, Knowledge
 from .catalog import DEFAULT_CODES, NAMES as RULES_BY_CODE
+
+
+# Folders never descended into (flake8's and ruff's defaults, plus our cache).
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "*.egg-info",
+    "__pycache__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".jaxinterop_lint_cache", "__pypackages__",
+)
 
 
 class ConfigError(Exception):

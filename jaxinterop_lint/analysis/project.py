@@ -19,6 +19,12 @@ from typing import Callable, Optional
 from .values import QNAME, Value
 
 
+def is_frozen(ma) -> bool:
+    """Whether ``ma`` is a module summary loaded from the cache (it has globals but no
+    syntax tree to walk), not a real analysis."""
+    return ma is not None and not hasattr(ma, "walk_body")
+
+
 class Project:
     """The modules of one project and their analyses.
 
@@ -91,10 +97,8 @@ class Project:
         """The analysis of the file ``path`` (shared by every module that imports it);
         ``text`` is its source when the caller has already read it.  With ``fresh`` the
         result is a real analysis with its events (for reporting), never the cached summary."""
-        from ..summaries import FrozenModule
-
         key = os.path.abspath(path)
-        if key in self.by_path and not (fresh and isinstance(self.by_path[key], FrozenModule)):
+        if key in self.by_path and not (fresh and is_frozen(self.by_path[key])):
             return self.by_path[key]
         name = name or self.module_name(path) or key
         if self._load_summary is not None and not fresh:

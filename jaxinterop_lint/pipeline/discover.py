@@ -14,12 +14,7 @@ import os
 import re
 from typing import Iterable, Iterator, Optional
 
-# Folders never descended into (flake8's and ruff's defaults, plus our cache).
-DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "*.egg-info",
-    "__pycache__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".jaxinterop_lint_cache", "__pypackages__",
-)
+from ..config import DEFAULT_EXCLUDE  # noqa: F401  (re-exported: where discovery's defaults live)
 
 
 @functools.lru_cache(maxsize=64)

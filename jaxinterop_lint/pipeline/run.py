@@ -206,11 +206,12 @@ class Session:
         """Record the summary of every module analysed in this process and not yet stored."""
         if self.project is None:
             return
-        from ..summaries import FrozenModule, freeze
+        from ..analysis.project import is_frozen
+        from ..summaries import freeze
 
         for path in self.analysed:
             ma = self.project.by_path.get(path)
-            if path in self._summarised or ma is None or isinstance(ma, FrozenModule) or path in self.plan.texts:
+            if path in self._summarised or ma is None or is_frozen(ma) or path in self.plan.texts:
                 continue
             self._summarised.add(path)
             digest = self.reader.digest(path)
@@ -327,9 +328,9 @@ class Session:
 
 
 def _frozen(ma) -> bool:
-    from ..summaries import FrozenModule
+    from ..analysis.project import is_frozen
 
-    return ma is None or isinstance(ma, FrozenModule)
+    return ma is None or is_frozen(ma)
 
 
 def lint_lone(text: str, given: str, config, force: bool = False) -> FileResult:
