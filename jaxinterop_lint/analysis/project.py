@@ -128,6 +128,17 @@ class Project:
         self.analysed_paths.append(key)
         return ma
 
+    def forget(self, path: str) -> None:
+        """Drop the analysis of ``path`` (it was made from another text)."""
+        key = os.path.abspath(path)
+        self.by_path.pop(key, None)
+        self._resolved.clear()
+        for name in [n for n, m in self.modules.items() if m is not None and getattr(m, "path", None) == key]:
+            del self.modules[name]
+        name = self.module_name(key)
+        if name is not None:
+            self.modules.pop(name, None)
+
     def replace(self, path: str, ma) -> None:
         """Use ``ma`` as the analysis of ``path`` from now on."""
         key = os.path.abspath(path)

@@ -37,7 +37,7 @@ from .modules import ModuleIndex
 from .read import Reader
 from .words import DEFAULT, Prefilter, alone_words, annotation_words, build, jax_words
 
-FACTS_VERSION = 1
+FACTS_VERSION = 2
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -45,12 +45,21 @@ _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
 
 @lru_cache(maxsize=4096)
 def _word_re(word: str):
-    return re.compile(r"(?<![\w])" + re.escape(word) + r"(?![\w])")
+    # A whole identifier, not the name of a def or class (defining an API is not using it).
+    return re.compile(r"(?<![\w])(?<!def )(?<!class )%s(?![\w])" % re.escape(word))
+
+
+def uses_any(text: str, words) -> bool:
+    """Whether one of ``words`` is used in ``text`` as a whole identifier (not defined)."""
+    for w in words:
+        if w in text and _word_re(w).search(text) is not None:
+            return True
+    return False
 
 
 def has_word(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` as a whole identifier."""
-    return word in text and _word_re(word).search(text) is not None
+    """Whether ``word`` is used in ``text`` as a whole identifier."""
+    return uses_any(text, (word,))
 
 
 def resolve_relative(module: Optional[str], level: int, package: str) -> Optional[str]:
@@ -104,7 +113,7 @@ class Words:
         self.jax_roots = frozenset(apis.JAX_ROOTS)
         # What the masking keeps: statements naming a consumer or a word that alone makes a
         # finding.
-        alone = frozenset(n for names, _ in self.alone.values() for n in names)
+        alone = frozenset(n for specs in self.alone.values() for names, _, _ in specs for n in names)
         self.masking = Prefilter(self.sinks.standalone | alone, self.sinks.pairs)
 
 
@@ -124,25 +133,49 @@ def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
     for root, names in by_root.items():
         if root is None and not jax or root is not None and root not in roots:
             continue
-        if any(has_word(text, n) for n in names):
+        if uses_any(text, names):
             return True
     return False
 
 
-def facts_of(text: str, package: str, w: Words) -> dict:
-    """The plan's facts of one file's text (see the module docstring)."""
+def _consumer(text: str, sinks: Prefilter, roots: set) -> bool:
+    """Whether ``text`` uses a consumer: a method, attribute or builtin sink, or a sink of a
+    library whose root it imports."""
+    if not sinks.wants(text):
+        return False
+    if uses_any(text, sinks.standalone):
+        return True
+    return any(root in roots and uses_any(text, names) for root, names in sinks.pairs)
+
+
+def _alone(text: str, specs, jax: bool) -> bool:
+    return any((jax or not needs_jax) and uses_any(text, names) and (not needs or uses_any(text, needs))
+               for names, needs, needs_jax in specs)
+
+
+def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
+    """The plan's facts of one file's text (see the module docstring).  With ``lazy`` the
+    JAX words and annotations are left for :func:`more_facts` (the plan asks for them only
+    where they decide something)."""
     imports = imports_of(text, package)
     roots = {m.split(".")[0] for m, _ in imports}
     jax = bool(roots & w.jax_roots)
-    return {
+    f = {
         "v": FACTS_VERSION,
         "imports": imports,
-        "sink": w.sinks.wants(text),
-        "alone": sorted(code for code, (names, needs_jax) in w.alone.items()
-                        if (jax or not needs_jax) and any(has_word(text, n) for n in names)),
-        "origin": _named(text, w.origins, roots, jax),
-        "annot": _named(text, w.annotations, roots, jax),
+        "sink": _consumer(text, w.sinks, roots),
+        "alone": sorted(code for code, specs in w.alone.items() if _alone(text, specs, jax)),
     }
+    return f if lazy else more_facts(f, text, w)
+
+
+def more_facts(f: dict, text: str, w: Words) -> dict:
+    """``f`` with ``origin`` (JAX words) and ``annot`` (array annotations) filled in."""
+    roots = {m.split(".")[0] for m, _ in f["imports"]}
+    jax = bool(roots & w.jax_roots)
+    f["origin"] = _named(text, w.origins, roots, jax)
+    f["annot"] = _named(text, w.annotations, roots, jax)
+    return f
 
 
 def can_find(f: dict, enabled, w: Words) -> bool:
@@ -150,9 +183,9 @@ def can_find(f: dict, enabled, w: Words) -> bool:
     JAX code reaches it: a word that alone makes one (the JXI006 words beside a consumer),
     or a consumer beside an array annotation with JXI009 on."""
     for code in set(f["alone"]) & set(enabled):
-        if w.alone[code][1] or f["sink"]:
+        if all(needs_jax for _, _, needs_jax in w.alone[code]) or f["sink"]:
             return True
-    return bool(f["sink"] and f["annot"] and "JXI009" in enabled)
+    return bool(f["sink"] and f.get("annot") and "JXI009" in enabled)
 
 
 class Plan:
@@ -204,12 +237,23 @@ class Plan:
                 self._facts[path] = None
                 return None
             package = self.index.package_of(path) if self.index is not None else ""
-            f = facts_of(text, package, self.words)
+            f = facts_of(text, package, self.words, lazy=True)
             if self.store is not None and given is None:
                 digest = self.reader.digest(path)
                 if digest is not None:
                     self.store.put(path, digest, self.reader.stamp_to_store(path), facts=f)
         self._facts[path] = f
+        return f
+
+    def full_facts(self, path: str) -> Optional[dict]:
+        """:meth:`facts` with the JAX words and annotations (read from the text once)."""
+        f = self.facts(path)
+        if f is not None and "origin" not in f:
+            try:
+                text = self.texts.get(path)
+                more_facts(f, text if text is not None else self.reader.text(path), self.words)
+            except Exception:
+                f["origin"] = f["annot"] = False
         return f
 
     # -- the import graph ----------------------------------------------------------------
@@ -266,14 +310,14 @@ class Plan:
         if path in self._carrier:
             return self._carrier[path]
         self._carrier[path] = False        # an import cycle: no evidence yet
-        f = self.facts(path)
+        f = self.full_facts(path)
         out = bool(f and f["origin"]) or any(t != path and self.carrier(t) for t, _ in self.targets(path))
         self._carrier[path] = out
         return out
 
     def reach(self, path: str) -> bool:
         """Whether JAX code reaches ``path``: it names JAX words or takes a name from a carrier."""
-        f = self.facts(path)
+        f = self.full_facts(path)
         if f is None:
             return False
         return f["origin"] or any(self.carrier(t) for t, _ in self.targets(path))
@@ -283,6 +327,8 @@ class Plan:
         f = self.facts(path)
         if f is None:
             return False
+        if f["sink"] and "JXI009" in self.enabled:
+            f = self.full_facts(path)
         return can_find(f, self.enabled, self.words) or bool(f["sink"]) and self.reach(path)
 
     def exporter_targets(self, path: str) -> list:

@@ -23,7 +23,7 @@ from ..finding import Finding
 from ..source import SourceError
 from .analyse import build_analysis, run_analysis
 from .judge import raw_findings
-from .modules import ModuleIndex, find_root
+from .modules import ModuleIndex, find_root, has_marker
 from .plan import Plan, can_find, facts_of, words_for
 from .read import Reader
 from .results import FileResult, LintResult, raw_to_json
@@ -301,6 +301,11 @@ class Session:
         self.plan.reported.add(path)
         for memo in (self.plan._facts, self.plan._targets):
             memo.pop(path, None)
+        if self.project is not None:
+            ma = self.project.by_path.get(path)
+            if ma is not None and getattr(ma, "source", text) != text:
+                # An analysis of another text of this file (a round of --fix): made again.
+                self.project.forget(path)
         try:
             same = self.reader.text(path) == text
         except SourceError:
@@ -401,7 +406,9 @@ def shared_project(path: str, config, reported=None) -> Session:
     key = (root, store_key(config), repr(config.enabled()))
     session = _SHARED.get(key)
     if session is None:
-        session = _SHARED[key] = Session(root, config, use_cache=True)
+        # A real project (a marker at its root) shares the command line's cache; a bare
+        # folder gets none written into it by an editor or a fixer.
+        session = _SHARED[key] = Session(root, config, use_cache=has_marker(root))
         _save_at_exit(session)
     if reported:
         session.plan.reported_under = sorted({os.path.abspath(p) for p in reported})

@@ -30,11 +30,15 @@ from ..knowledge import apis
 NOT_ORIGINS = ("SINK", "SANITIZER", "SAFE", "EXCEPTION", "FOREIGN", "PROPAGATING", "TREE_MAPS",
                "PROTOCOL", "FFI_COPY", "FFI_ZERO", "ANNOTATION", "ROOTS", "CAPSULE_CONSUMERS",
                "CAPSULE_PRODUCER", "KERNEL")
-# Tables whose words alone can make a finding of a rule: rule -> (table name fragments,
-# whether a JAX root must be imported too).  JXI006 (a guard that does not guard) needs no
-# JAX import: the tested parameter may be anything, the consumer is what counts.
-ALONE = {"JXI005": (("REMOVED", "CAPSULE_PRODUCER"), True), "JXI004": (("BUFFER", "EXECUTION_CONTEXT"), True),
-         "JXI006": (("FALSE_GUARD",), False)}
+# Tables whose words alone can make a finding of a rule: rule -> [(table name fragments,
+# fragments of the tables one of whose words must be used too, whether a JAX root must be
+# imported)].  A DLPack capsule (JXI005) is a finding only where a capsule consumer takes
+# it; an FFI buffer (JXI004) only where ``buffer_callback`` makes one (its types are imported
+# from that module); JXI006 (a guard that does not guard) needs no JAX import, only a
+# consumer (the plan asks for one).
+ALONE = {"JXI005": [(("REMOVED",), (), True), (("CAPSULE_PRODUCER",), ("CAPSULE_CONSUMERS",), True)],
+         "JXI004": [(("BUFFER_CALLBACK",), (), True)],
+         "JXI006": [(("FALSE_GUARD",), (), False)]}
 
 
 @dataclass(frozen=True)
@@ -153,16 +157,18 @@ def jax_words(extra_sources=()) -> Words:
     return Words(frozenset(pairs))
 
 
+def _last_names(parts) -> tuple:
+    names = set()
+    for name in _families(parts):
+        names.update(q.rsplit(".", 1)[-1] for q in _names(tables()[name]))
+    return tuple(sorted(n for n in names if n))
+
+
 def alone_words() -> dict:
-    """Rule code -> ``(words, needs a JAX import)``: words that alone (beside a consumer for
-    JXI006) can make a finding of that rule."""
-    out = {}
-    for code, (parts, jax) in ALONE.items():
-        names = set()
-        for name in _families(parts):
-            names.update(q.rsplit(".", 1)[-1] for q in _names(tables()[name]))
-        out[code] = (tuple(sorted(names)), jax)
-    return out
+    """Rule code -> ``[(words, words needed beside them, needs a JAX import)]``: words that
+    alone (beside a consumer for JXI006) can make a finding of that rule."""
+    return {code: [(_last_names(parts), _last_names(needs) if needs else (), jax) for parts, needs, jax in specs]
+            for code, specs in ALONE.items()}
 
 
 def annotation_words() -> Words:
