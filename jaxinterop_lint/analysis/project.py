@@ -50,6 +50,7 @@ class Project:
         self.running: set[str] = set()
         self._resolved: dict = {}
         self.analysed_paths: list = []
+        self.complete: set = set()   # modules whose every function was analysed
 
     # -- module index (delegated) ------------------------------------------------------
     @property
@@ -93,13 +94,21 @@ class Project:
         return self.analysis_of_path(path, name)
 
     def analysis_of_path(self, path: str, name: Optional[str] = None, text: Optional[str] = None,
-                         fresh: bool = False):
+                         fresh: bool = False, full: Optional[bool] = None):
         """The analysis of the file ``path`` (shared by every module that imports it);
         ``text`` is its source when the caller has already read it.  With ``fresh`` the
-        result is a real analysis with its events (for reporting), never the cached summary."""
+        result is a real analysis with its events (for reporting), never the cached summary,
+        and every function of it is analysed (``full``, the default with ``fresh``); a module
+        reached through an import has its body walked and its functions analysed only when
+        a caller needs their summaries."""
+        full = fresh if full is None else full
         key = os.path.abspath(path)
         if key in self.by_path and not (fresh and is_frozen(self.by_path[key])):
-            return self.by_path[key]
+            ma = self.by_path[key]
+            if full and ma is not None and key not in self.complete and key not in self.running:
+                ma.analyse_functions()
+                self.complete.add(key)
+            return ma
         name = name or self.module_name(path) or key
         if self._load_summary is not None and not fresh:
             frozen = self._load_summary(key)
@@ -117,7 +126,9 @@ class Project:
                 # functions are analysed (import cycles through functions resolve fully).
                 self.by_path[key] = ma
                 self.modules[name] = ma
-                ma.analyse_functions()
+                if full:
+                    ma.analyse_functions()
+                    self.complete.add(key)
         except Exception:  # too deep, or a bug of ours: this module gives no summary
             if os.environ.get("JAXINTEROP_LINT_DEBUG"):
                 raise
@@ -212,7 +223,7 @@ class Project:
     def exporting_of(self, path: str) -> frozenset:
         """Short names of the functions and methods of file ``path`` that export a parameter
         through a sink (its analysis is run, or loaded from the cache, first)."""
-        ma = self.analysis_of_path(path)
+        ma = self.analysis_of_path(path, full=True)
         return ma.exporting_names() if ma is not None else frozenset()
 
     def exporting_names(self) -> frozenset:

@@ -10,7 +10,8 @@ From the facts and the import graph (project imports resolved to files, re-expor
 packages followed) the plan decides, to a fixpoint over the graph:
 
 - ``carrier(M)``: M can make or hand on a multi-device value: it names JAX words, or takes
-  a name from a carrier.
+  a name from a carrier (a package taken whole counts only for what its ``__init__`` itself
+  names: see :meth:`Plan._carries`).
 - ``reach(F)``: JAX code reaches F: F names JAX words or takes a name from a carrier.
 - ``direct(F)``: F can make a finding by itself: a word that alone makes one (of an enabled
   rule), or a consumer that JAX code reaches, or (JXI009 on) a consumer beside an array
@@ -37,10 +38,11 @@ from .modules import ModuleIndex
 from .read import Reader
 from .words import DEFAULT, Prefilter, alone_words, annotation_words, build, jax_words
 
-FACTS_VERSION = 2
+FACTS_VERSION = 3
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
 @lru_cache(maxsize=4096)
@@ -78,27 +80,40 @@ def resolve_relative(module: Optional[str], level: int, package: str) -> Optiona
 
 def imports_of(text: str, package: str) -> list:
     """``[[module, names]]`` imported by ``text``: ``names`` is a list of ``[name, alias]``
-    for ``from m import ...`` (``["*", None]`` for a star import), None for ``import m``."""
+    for ``from m import ...`` (``["*", None]`` for a star import), None for ``import m``.
+    Found from the occurrences of ``import`` (faster than a multi-line regex over the text);
+    imports spelled in strings count too, which only adds to the plan."""
     out = []
-    if "import" not in text:
-        return out
-    for dots, mod, names in _FROM.findall(text):
-        base = resolve_relative(mod or None, len(dots), package)
-        if not base:
-            continue
-        taken = []
-        for part in names.strip().strip("()").replace("\\\n", " ").replace("\n", " ").split(","):
-            m = _ALIAS.match(part.strip())
-            if m:
-                taken.append([m.group(1), m.group(2)])
-            elif part.strip() == "*":
-                taken.append(["*", None])
-        out.append([base, taken])
-    for spec in _IMPORT.findall(text):
-        for part in spec.replace("\\", " ").split(","):
-            m = _ALIAS.match(part.strip())
-            if m:
-                out.append([m.group(1), None])
+    i = text.find("import")
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        head = text[start:i].lstrip(" \t")
+        if head.startswith("from ") or not head:
+            if text.find("(", i, end) >= 0 and text.find(")", i, end) < 0:
+                close = text.find(")", end)
+                end = len(text) if close < 0 else close + 1
+            stmt = text[start:end]
+            m = _FROM.match(stmt) if head else _IMPORT.match(stmt)
+            if m is not None and head:
+                dots, mod, names = m.groups()
+                base = resolve_relative(mod or None, len(dots), package)
+                if base:
+                    taken = []
+                    for part in names.strip().strip("()").replace("\\\n", " ").replace("\n", " ").split(","):
+                        a = _ALIAS.match(part.strip())
+                        if a:
+                            taken.append([a.group(1), a.group(2)])
+                        elif part.strip() == "*":
+                            taken.append(["*", None])
+                    out.append([base, taken])
+            elif m is not None:
+                for part in m.group(1).replace("\\", " ").split(","):
+                    a = _ALIAS.match(part.strip())
+                    if a:
+                        out.append([a.group(1), None])
+        i = text.find("import", end)
     return out
 
 
@@ -138,14 +153,29 @@ def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
     return False
 
 
-def _consumer(text: str, sinks: Prefilter, roots: set) -> bool:
+@lru_cache(maxsize=4096)
+def _attr_re(word: str):
+    return re.compile(r"\.[ \t]*%s(?![\w])" % re.escape(word))
+
+
+def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> bool:
     """Whether ``text`` uses a consumer: a method, attribute or builtin sink, or a sink of a
-    library whose root it imports."""
+    library whose root it imports, used as an attribute (``torch.tensor(``) or imported by
+    name (``taken``: the names of its from-imports)."""
     if not sinks.wants(text):
         return False
     if uses_any(text, sinks.standalone):
         return True
-    return any(root in roots and uses_any(text, names) for root, names in sinks.pairs)
+    for root, names in sinks.pairs:
+        if root in roots:
+            for n in names:
+                if n in text and (n in taken or _attr_re(n).search(text)):
+                    return True
+    return False
+
+
+def _taken(imports) -> frozenset:
+    return frozenset(alias or name for _, names in imports for name, alias in names or ())
 
 
 def _alone(text: str, specs, jax: bool) -> bool:
@@ -163,7 +193,7 @@ def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
     f = {
         "v": FACTS_VERSION,
         "imports": imports,
-        "sink": _consumer(text, w.sinks, roots),
+        "sink": _consumer(text, w.sinks, roots, _taken(imports)),
         "alone": sorted(code for code, specs in w.alone.items() if _alone(text, specs, jax)),
     }
     return f if lazy else more_facts(f, text, w)
@@ -311,7 +341,7 @@ class Plan:
             return self._carrier[path]
         self._carrier[path] = False        # an import cycle: no evidence yet
         f = self.full_facts(path)
-        out = bool(f and f["origin"]) or any(t != path and self.carrier(t) for t, _ in self.targets(path))
+        out = bool(f and f["origin"]) or any(t != path and self._carries(t, n) for t, n in self.targets(path))
         self._carrier[path] = out
         return out
 
@@ -320,7 +350,18 @@ class Plan:
         f = self.full_facts(path)
         if f is None:
             return False
-        return f["origin"] or any(self.carrier(t) for t, _ in self.targets(path))
+        return f["origin"] or any(self._carries(t, n) for t, n in self.targets(path))
+
+    def _carries(self, target: str, name) -> bool:
+        """Whether taking ``name`` (None: the module) from ``target`` can hand on a
+        multi-device value.  A package taken whole (``from pkg import backend`` where
+        ``backend`` is a package) counts only for what its ``__init__`` itself names: a
+        package that merely dispatches to submodules (one of them JAX code) would otherwise
+        make every module that imports it reachable."""
+        if name is None and os.path.basename(target) == "__init__.py":
+            f = self.full_facts(target)
+            return bool(f and f["origin"])
+        return self.carrier(target)
 
     def direct(self, path: str) -> bool:
         """Whether ``path`` can make a finding by itself (see the module docstring)."""
@@ -343,6 +384,28 @@ class Plan:
         if f is None:
             return False
         return bool(f["sink"] or os.path.basename(path) == "__init__.py" or self.carrier(path))
+
+    def consumer_defs(self, path: str) -> frozenset:
+        """Names of the top-level functions and classes of ``path`` whose text uses a
+        consumer: those that may export a parameter (read from the text, never parsed)."""
+        f = self.facts(path)
+        if not f or not f["sink"]:
+            return frozenset()
+        if "defs" not in f:
+            try:
+                text = self.texts.get(path)
+                text = text if text is not None else self.reader.text(path)
+            except Exception:
+                return frozenset()
+            roots = {m.split(".")[0] for m, _ in f["imports"]}
+            tops = [(m.start(), m.group(1)) for m in _TOP_DEF.finditer(text)]
+            names = []
+            for i, (start, name) in enumerate(tops):
+                end = tops[i + 1][0] if i + 1 < len(tops) else len(text)
+                if _consumer(text[start:end], self.words.sinks, roots, _taken(f["imports"])):
+                    names.append(name)
+            f["defs"] = sorted(names)
+        return frozenset(f["defs"])
 
     @staticmethod
     def calls_exporter(targets: list, exporting_of) -> bool:

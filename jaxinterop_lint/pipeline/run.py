@@ -213,6 +213,10 @@ class Session:
             ma = self.project.by_path.get(path)
             if path in self._summarised or ma is None or is_frozen(ma) or path in self.plan.texts:
                 continue
+            if path not in self.project.complete and any(r.state != "done" for r in ma.functions):
+                # Reached through an import and analysed only as far as callers needed: a
+                # summary would have to analyse the rest.
+                continue
             self._summarised.add(path)
             digest = self.reader.digest(path)
             if digest is None:
@@ -261,12 +265,8 @@ class Session:
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
-        if self.project is not None and candidates:
-            # The summaries of the modules the candidates take names from decide them; they
-            # are analysed here, before any worker starts, so no worker parses them again.
-            chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.project.exporting_of)]
-        else:
-            chosen = []
+        # A candidate is analysed when it takes a function or class that uses a consumer.
+        chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
         planned = direct + chosen
         if self.project is not None and jobs > 1 and len(planned) > 8:
             # Modules other planned files import are analysed before the workers start.
@@ -317,8 +317,8 @@ class Session:
         data = self.cached(path) if same and not force else None
         if data is None:
             targets = self.plan.exporter_targets(path)
-            if force or self.plan.direct(path) or (self.project is not None and targets and self.plan.calls_exporter(
-                    targets, self.project.exporting_of)):
+            if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
+                    targets, self.plan.consumer_defs)):
                 data = self.raw(path)
             else:
                 data = self.not_analysed()

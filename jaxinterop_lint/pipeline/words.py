@@ -181,7 +181,22 @@ def annotation_words() -> Words:
 
 DEFAULT = build()
 
-# Last names of the JAX words, for the masking of statements (a function that names none of
-# them, and uses no function that does, cannot make a multi-device value).
-SOURCE_WORDS = frozenset(n for _, n in jax_words().pairs)
+def _qualified_origins() -> frozenset:
+    names = set()
+    for name, value in tables().items():
+        if not any(part in name for part in NOT_ORIGINS):
+            for k in value:
+                if isinstance(k, str) and "." in k:
+                    names.add(k.rsplit(".", 1)[-1])
+                    extra = value[k] if isinstance(value, dict) else None
+                    if isinstance(extra, (set, frozenset, tuple)):
+                        names.update(e for e in extra if isinstance(e, str))
+    return frozenset(n for n in names if n)
+
+
+# Last names of the qualified JAX words (and the keywords they need), for the masking of
+# statements: a function that names none of them, and uses no function that does, cannot
+# make a multi-device value.  Bare method and keyword names (``device``) are left out here:
+# in JAX's own code nearly every function says them.
+SOURCE_WORDS = _qualified_origins()
 SOURCE_RE = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, SOURCE_WORDS), key=len, reverse=True)))
