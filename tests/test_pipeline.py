@@ -92,7 +92,8 @@ def test_a_consumer_file_that_jax_code_reaches_through_an_import_is_parsed(tmp_p
     assert ("pkg/late.py", 3, "JXI002") in rows(result, proj)
 
 
-def test_workers_give_the_same_findings_and_return_only_their_entries(tmp_path):
+def test_workers_give_the_same_findings_and_return_only_their_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXINTEROP_LINT_POOL_BYTES", "0")      # workers even for small files
     extra = {f"pkg/m{i}.py": USE.replace("def main", f"def main{i}") for i in range(12)}
     proj = project(tmp_path, extra)
     one = lint_paths([str(proj)], Config(), jobs=1)

@@ -98,7 +98,7 @@ def test_bad_files_in_parallel_workers_too(tmp_path):
         (tmp_path / name).write_bytes(data)
     for i in range(4):
         (tmp_path / f"good{i}.py").write_text(GOOD)
-    r = cli(tmp_path, "--jobs", "3", ".")
+    r = run_cli("--no-cache", "--jobs", "3", ".", cwd=tmp_path, env={"JAXINTEROP_LINT_POOL_BYTES": "0"})
     assert r.returncode == 2
     errors = errors_of(r)
     assert sorted(errors) == sorted(f"{n}" for n in BAD_FILES)
@@ -123,6 +123,7 @@ def test_a_worker_that_dies_costs_only_its_file(tmp_path, monkeypatch):
         return real(session, path)
 
     monkeypatch.setattr(pool, "lint_one", crashing)
+    monkeypatch.setenv("JAXINTEROP_LINT_POOL_BYTES", "0")      # workers even for small files
     for i in range(10):
         (tmp_path / f"good{i}.py").write_text(GOOD)
     (tmp_path / "crash.py").write_text(GOOD)

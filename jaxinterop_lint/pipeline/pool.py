@@ -15,6 +15,7 @@ import multiprocessing
 import os
 
 _SESSION = None   # the session the workers serve (inherited through fork)
+MIN_POOL_BYTES = 3_000_000
 
 
 def lint_one(session, path: str) -> dict:
@@ -44,11 +45,18 @@ def _size(path: str) -> int:
 def analyse_files(session, paths: list, jobs: int) -> dict:
     """Raw results of ``paths`` (absolute) by path; the entries written in workers are
     merged into ``session.store``."""
-    if jobs <= 1 or len(paths) < 2 * max(jobs, 4) or not hasattr(os, "fork"):
+    sizes = {p: _size(p) for p in paths}
+    total = sum(sizes.values())
+    floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
+    # Workers pay for themselves only on enough work, spread over enough files: below that
+    # (or when one file is most of the work) this process is faster (bench/: workers are
+    # never slower than --jobs 1).
+    if jobs <= 1 or len(paths) < 4 * jobs or total < floor or (floor and max(sizes.values()) > total / 2) \
+            or not hasattr(os, "fork"):
         return {p: lint_one(session, p) for p in paths}
     global _SESSION
     _SESSION = session
-    by_size = sorted(paths, key=_size, reverse=True)
+    by_size = sorted(paths, key=sizes.get, reverse=True)
     step = max(1, len(paths) // (jobs * 8))
     chunks = [by_size[i:i + step] for i in range(0, len(by_size), step)]
     ctx = multiprocessing.get_context("fork")

@@ -86,14 +86,19 @@ class Session:
         self.words = words_for(config)
         self.errors: dict = {}
         self.analysed: list = []
-        self.project = None
-        if self.index is not None:
+        self._project = None
+        self._summarised: set = set()
+
+    @property
+    def project(self):
+        """The project's analyses (made on first use: a warm run never needs them)."""
+        if self._project is None and self.index is not None:
             from ..analysis.project import Project
 
-            self.project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
-                                   reported=self.plan.is_reported)
-            self.analysed = self.project.analysed_paths
-        self._summarised: set = set()
+            self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
+                                    reported=self.plan.is_reported)
+            self._project.analysed_paths = self.analysed
+        return self._project
 
     # -- callbacks of the project --------------------------------------------------------
     def _text(self, path: str) -> str:
@@ -178,7 +183,7 @@ class Session:
             deps |= self.plan.consulted(path)
         elif planned:
             deps |= {t for t, _ in self.plan.targets(path)}
-        if self.project is not None:
+        if self._project is not None:
             deps |= self.project.dependencies(path)
             for t in list(deps):
                 deps |= self.project.dependencies(t)
@@ -204,7 +209,7 @@ class Session:
 
     def store_summaries(self) -> None:
         """Record the summary of every module analysed in this process and not yet stored."""
-        if self.project is None:
+        if self._project is None or not any(p not in self._summarised for p in self.analysed):
             return
         from ..analysis.project import is_frozen
         from ..summaries import freeze
@@ -247,8 +252,6 @@ class Session:
     def lint(self, files: list, jobs: int = 1) -> dict:
         """Raw results of ``files`` (absolute paths), by path: cached ones, analysed ones,
         and those the plan leaves out."""
-        from .pool import analyse_files
-
         if self.index is not None:
             for p in files:
                 self.index.add_file(p)
@@ -262,6 +265,8 @@ class Session:
                 todo.append(p)
         if not todo:
             return out
+        from .pool import analyse_files
+
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
@@ -301,7 +306,7 @@ class Session:
         self.plan.reported.add(path)
         for memo in (self.plan._facts, self.plan._targets):
             memo.pop(path, None)
-        if self.project is not None:
+        if self._project is not None:
             ma = self.project.by_path.get(path)
             if ma is not None and getattr(ma, "source", text) != text:
                 # An analysis of another text of this file (a round of --fix): made again.
