@@ -3,7 +3,7 @@
 Every fact here comes from ``../shared/docs/jax-interop.md`` (read in the jax-ml/jax sources
 around 0.11/0.12 and run with jax 0.10.2 / 0.12.0.1, torch 2.13, numpy 2.4).  Supporting a new
 library is one line in one of these tables; the analysis and the text prefilter
-(:mod:`jaxinterop_lint.prefilter`) are driven by them.
+(:mod:`jaxinterop_lint.pipeline.words`) are driven by them.
 
 Protocols: ``CAI`` (CUDA Array Interface), ``DLPACK``, ``RAW`` (raw buffer: pointers and the
 Python buffer protocol).  ``raises`` is the exception class JAX raises on that path for a

@@ -75,7 +75,7 @@ class Masker:
     """The top-level statements of one text, and renderings of it with some blanked.
 
     A statement is kept when it is an import, names an interop word of ``prefilter`` (a
-    :class:`~jaxinterop_lint.prefilter.Prefilter`) or a name an interop import binds, uses a
+    :class:`~jaxinterop_lint.pipeline.words.Prefilter`) or a name an interop import binds, uses a
     name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses: a
     module-level assignment always, a function or class only when it can make a
     multi-device value (it names a source API, or uses a function or class that does).
