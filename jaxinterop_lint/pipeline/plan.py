@@ -11,7 +11,8 @@ packages followed) the plan decides, to a fixpoint over the graph:
 
 - ``carrier(M)``: M can make or hand on a multi-device value: it names JAX words, or takes
   a name from a carrier (a package taken whole counts only for what its ``__init__`` itself
-  names: see :meth:`Plan._carries`).
+  names: see :meth:`Plan.carrier_name`), at the level of names: a function or class
+  carries when it names JAX words or uses a name taken from a carrier.
 - ``reach(F)``: JAX code reaches F: F names JAX words or takes a name from a carrier.
 - ``direct(F)``: F can make a finding by itself: a word that alone makes one (of an enabled
   rule), or a consumer that JAX code reaches, or (JXI009 on) a consumer beside an array
@@ -36,13 +37,52 @@ from typing import Optional
 from ..knowledge import apis
 from .modules import ModuleIndex
 from .read import Reader
-from .words import DEFAULT, Prefilter, alone_words, annotation_words, build, jax_words
+from .words import DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, build, jax_words
 
 FACTS_VERSION = 3
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TOP_NAME = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+
+
+_PROSE = re.compile(r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|^[ \t]*#[^\n]*''', re.M)
+_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+def _units_of(text: str) -> list:
+    """Split a module's text into top-level units: ``[(names it defines, lines)]``.  A def
+    or class defines its name (its decorators go with it); any other top-level statement
+    defines the names assigned in it (at any depth: ``if``/``try`` blocks); imports are left
+    out (the plan has them).  A line at column 0 inside a bracket or a string (rare) starts
+    a unit of its own, which only makes the plan keep more."""
+    units = []
+    current = None
+    pending: list = []
+    for line in text.splitlines(True):
+        head = line[:1]
+        if head and head not in " \t\r\n#)]}" and not line.startswith(("else", "elif", "except", "finally")):
+            if line.startswith("@"):
+                pending.append(line)
+                current = None
+                continue
+            m = _TOP_NAME.match(line)
+            if m:
+                current = [*pending, line]
+                units.append(((m.group(1),), current))
+            elif line.startswith(("import ", "from ")):
+                current = False
+            else:
+                current = [*pending, line]
+                units.append((None, current))
+            pending = []
+            continue
+        if current:
+            current.append(line)
+    return [(names if names is not None else tuple(_ASSIGNED.findall("".join(lines))), lines)
+            for names, lines in units]
 
 
 @lru_cache(maxsize=4096)
@@ -123,6 +163,9 @@ class Words:
     def __init__(self, extra_sinks=(), extra_sources=()):
         self.sinks: Prefilter = build(tuple(sorted(extra_sinks))) if extra_sinks else DEFAULT
         self.origins = jax_words(tuple(extra_sources)).by_root()
+        bare = bare_jax_words()
+        self.qualified_origins = {r: tuple(n for n in names if n not in bare) for r, names in self.origins.items()}
+        self.bare_origins = tuple(sorted(bare, key=len, reverse=True))
         self.alone = alone_words()
         self.annotations = annotation_words().by_root()
         self.jax_roots = frozenset(apis.JAX_ROOTS)
@@ -238,6 +281,9 @@ class Plan:
         self._facts: dict = {}
         self._targets: dict = {}
         self._carrier: dict = {}
+        self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
+        self._units: dict = {}
+        self._carrier_name: dict = {}
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
 
     def is_reported(self, path: str) -> bool:
@@ -293,6 +339,7 @@ class Plan:
         if path in self._targets:
             return self._targets[path]
         self._targets[path] = out = []
+        self._bound[path] = bound = {}
         f = self.facts(path)
         if f is None or self.index is None:
             return out
@@ -304,15 +351,18 @@ class Plan:
                 target = idx.find_module(module)
                 if target is not None:
                     out.append((target, None))
+                    bound.setdefault(module.split(".")[0], []).append((target, None))
                 continue
-            for name, _alias in names:
+            for name, alias in names:
                 sub = idx.find_module(f"{module}.{name}") if name != "*" else None
                 if sub is not None:
                     out.append((sub, None))
+                    bound.setdefault(alias or name, []).append((sub, None))
                     continue
                 owner = idx.find_module(module)
                 if owner is not None:
                     out.append((self._origin(owner, name, 0), name))
+                    bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
         for target, name in out:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
@@ -335,33 +385,93 @@ class Plan:
                         return self._origin(found, taken, depth + 1)
         return owner
 
+    def units(self, path: str) -> dict:
+        """``{name: (names JAX words?, names used)}`` for every top-level name ``path``
+        defines (functions, classes, module-level assignments); names used are those bound
+        by the file's project imports and its own top-level names."""
+        if path in self._units:
+            return self._units[path]
+        out: dict = {}
+        self._units[path] = out
+        f = self.facts(path)
+        if f is None:
+            return out
+        try:
+            text = self.texts.get(path)
+            text = text if text is not None else self.reader.text(path)
+        except Exception:
+            return out
+        self.targets(path)
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        jax = bool(roots & self.words.jax_roots)
+        jax_names = tuple({(alias or name) if names is not None else module.split(".")[0]
+                           for module, names in f["imports"] if module.split(".")[0] in self.words.jax_roots
+                           for name, alias in (names or [(None, None)]) if name != "*"} - {None})
+        units = _units_of(text)
+        known = set(self._bound.get(path, {})) | {n for names, _ in units for n in names}
+        for names, lines in units:
+            if not names:
+                continue
+            # Docstrings and comment lines are prose, not code.
+            body = _PROSE.sub("", "".join(lines))
+            # A JAX word counts only in a unit that names JAX itself (a name a JAX import
+            # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
+            # module that imports jax elsewhere is no JAX code.
+            origin = _named(body, {r: n for r, n in self.words.origins.items() if r is not None}, roots, False) or (
+                jax and uses_any(body, jax_names) and _named(body, self.words.origins, roots, jax))
+            used = frozenset(_IDENT.findall(body)) & known
+            for name in names:
+                old = out.get(name)
+                out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
+        return out
+
+    def carrier_name(self, path: str, name) -> bool:
+        """Whether taking ``name`` from module ``path`` can hand on a multi-device value:
+        the function, class or module-level name names JAX words, or uses (directly or
+        through the module's own names) a name taken from a carrier; a name the module
+        imports is followed.  ``name`` None (the module taken whole) counts as any of its
+        names; for a package only as what its ``__init__`` itself names with JAX words, so
+        a package that dispatches to submodules (one of them JAX code) does not make every
+        module that imports it reachable."""
+        key = (path, name)
+        if key in self._carrier_name:
+            return self._carrier_name[key]
+        self._carrier_name[key] = False          # a cycle: no evidence yet
+        u = self.units(path)
+        bound = self._bound.get(path, {})
+        if name is None:
+            if os.path.basename(path) == "__init__.py":
+                out = any(origin for origin, _ in u.values())
+            else:
+                out = any(self.carrier_name(path, n) for n in u)
+        elif name in u:
+            origin, used = u[name]
+            out = origin
+            for n in used:
+                if out:
+                    break
+                if n in u:
+                    out = n != name and self.carrier_name(path, n)
+                else:
+                    out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ()))
+        else:
+            out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(name, bound.get("*", ())))
+        self._carrier_name[key] = out
+        return out
+
     def carrier(self, path: str) -> bool:
         """Whether module ``path`` can make or hand on a multi-device value."""
-        if path in self._carrier:
-            return self._carrier[path]
-        self._carrier[path] = False        # an import cycle: no evidence yet
-        f = self.full_facts(path)
-        out = bool(f and f["origin"]) or any(t != path and self._carries(t, n) for t, n in self.targets(path))
-        self._carrier[path] = out
-        return out
+        return self.carrier_name(path, None)
 
     def reach(self, path: str) -> bool:
         """Whether JAX code reaches ``path``: it names JAX words or takes a name from a carrier."""
         f = self.full_facts(path)
         if f is None:
             return False
-        return f["origin"] or any(self._carries(t, n) for t, n in self.targets(path))
-
-    def _carries(self, target: str, name) -> bool:
-        """Whether taking ``name`` (None: the module) from ``target`` can hand on a
-        multi-device value.  A package taken whole (``from pkg import backend`` where
-        ``backend`` is a package) counts only for what its ``__init__`` itself names: a
-        package that merely dispatches to submodules (one of them JAX code) would otherwise
-        make every module that imports it reachable."""
-        if name is None and os.path.basename(target) == "__init__.py":
-            f = self.full_facts(target)
-            return bool(f and f["origin"])
-        return self.carrier(target)
+        if f["origin"]:
+            return True
+        self.targets(path)
+        return any(t != path and self.carrier_name(t, n) for ts in self._bound.get(path, {}).values() for t, n in ts)
 
     def direct(self, path: str) -> bool:
         """Whether ``path`` can make a finding by itself (see the module docstring)."""

@@ -164,6 +164,16 @@ def _last_names(parts) -> tuple:
     return tuple(sorted(n for n in names if n))
 
 
+def bare_jax_words() -> frozenset:
+    """The JAX words that are bare names in the tables (methods, keywords: ``device``,
+    ``to_device``): in a function that does not itself name JAX they say nothing."""
+    names = set()
+    for name, value in tables().items():
+        if not any(part in name for part in NOT_ORIGINS):
+            names.update(q for q in _names(value) if "." not in q)
+    return frozenset(names)
+
+
 def alone_words() -> dict:
     """Rule code -> ``[(words, words needed beside them, needs a JAX import)]``: words that
     alone (beside a consumer for JXI006) can make a finding of that rule."""
