@@ -39,7 +39,7 @@ from .modules import ModuleIndex
 from .read import Reader
 from .words import DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, build, jax_words
 
-FACTS_VERSION = 3
+FACTS_VERSION = 4
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -218,7 +218,9 @@ def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> boo
 
 
 def _taken(imports) -> frozenset:
-    return frozenset(alias or name for _, names in imports for name, alias in names or ())
+    """The names from-imports take (as the module spells them: ``from torch import
+    from_dlpack as fd`` takes ``from_dlpack``)."""
+    return frozenset(name for _, names in imports for name, _alias in names or ())
 
 
 def _alone(text: str, specs, jax: bool) -> bool:
