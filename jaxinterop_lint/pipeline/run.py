@@ -39,8 +39,10 @@ _DIGEST: list = []
 
 
 def package_digest() -> str:
-    """A hash of this package's own sources: a cache written by another build of the linter
-    is never read, whatever its version number says."""
+    """A stamp of this package's own sources (each file's name, size and modification
+    time, read with ``stat`` only: every process of flake8 pays it): a cache written by
+    another build of the linter (an upgrade, a local edit) is never read, whatever its
+    version number says."""
     if not _DIGEST:
         import hashlib
 
@@ -50,10 +52,8 @@ def package_digest() -> str:
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 if name.endswith(".py"):
-                    path = os.path.join(folder, name)
-                    h.update(os.path.relpath(path, top).encode())
-                    with open(path, "rb") as fh:
-                        h.update(fh.read())
+                    st = os.stat(os.path.join(folder, name))
+                    h.update(f"{os.path.relpath(os.path.join(folder, name), top)}:{st.st_size}:{st.st_mtime_ns};".encode())
         _DIGEST.append(h.hexdigest())
     return _DIGEST[0]
 
@@ -423,10 +423,13 @@ def shared_project(path: str, config, reported=None) -> Session:
 def _save_at_exit(session: Session) -> None:
     import atexit
 
-    atexit.register(session.save)
-    try:  # flake8's worker processes end through multiprocessing, which skips atexit
-        from multiprocessing import util
+    import sys
 
-        util.Finalize(session, session.save, exitpriority=10)
-    except Exception:  # pragma: no cover
-        pass
+    atexit.register(session.save)
+    if "multiprocessing" in sys.modules:  # flake8's workers end through it, which skips atexit
+        try:
+            from multiprocessing import util
+
+            util.Finalize(session, session.save, exitpriority=10)
+        except Exception:  # pragma: no cover
+            pass
