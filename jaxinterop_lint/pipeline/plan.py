@@ -39,7 +39,7 @@ from .modules import ModuleIndex
 from .read import Reader
 from .words import DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, build, jax_words
 
-FACTS_VERSION = 4
+FACTS_VERSION = 5
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -286,6 +286,8 @@ class Plan:
         self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
         self._units: dict = {}
         self._carrier_name: dict = {}
+        self.reach_asked: set = set()   # files whose decision followed the import graph
+        self._absent: dict = {}
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
 
     def is_reported(self, path: str) -> bool:
@@ -398,6 +400,10 @@ class Plan:
         f = self.facts(path)
         if f is None:
             return out
+        self.targets(path)                          # the names its imports bind
+        if isinstance(f.get("units"), dict):      # stored with the facts: no reading
+            out.update({n: (bool(o), frozenset(u)) for n, (o, u) in f["units"].items()})
+            return out
         try:
             text = self.texts.get(path)
             text = text if text is not None else self.reader.text(path)
@@ -425,6 +431,7 @@ class Plan:
             for name in names:
                 old = out.get(name)
                 out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
+        f["units"] = {n: [o, sorted(u)] for n, (o, u) in out.items()}
         return out
 
     def carrier_name(self, path: str, name) -> bool:
@@ -472,6 +479,7 @@ class Plan:
             return False
         if f["origin"]:
             return True
+        self.reach_asked.add(path)
         self.targets(path)
         return any(t != path and self.carrier_name(t, n) for ts in self._bound.get(path, {}).values() for t, n in ts)
 
@@ -531,14 +539,17 @@ class Plan:
         return False
 
     # -- what a result depends on --------------------------------------------------------
-    def consulted(self, path: str) -> set:
-        """The files whose facts the decision about ``path`` read (transitively)."""
+    def consulted(self, path: str, limit: Optional[int] = None) -> Optional[set]:
+        """The files whose facts the decision about ``path`` read (transitively); None when
+        there are more than ``limit``."""
         seen, todo = set(), [path]
         while todo:
             p = todo.pop()
             for t, _ in self._targets.get(p, ()):
                 if t not in seen and t != path:
                     seen.add(t)
+                    if limit is not None and len(seen) > limit:
+                        return None
                     todo.append(t)
         return seen
 
@@ -549,12 +560,16 @@ class Plan:
             return []
         out = set()
         for path in paths:
-            f = self.facts(path)
-            for module, names in (f or {}).get("imports", ()):
-                out.update(self.index.absent_candidates(module))
-                found = self.index.find_module(module) if names else None
-                if found is not None and os.path.basename(found) == "__init__.py":
-                    for name, _ in names:
-                        if name != "*":
-                            out.update(self.index.absent_candidates(f"{module}.{name}"))
+            if path not in self._absent:
+                mine = set()
+                f = self.facts(path)
+                for module, names in (f or {}).get("imports", ()):
+                    mine.update(self.index.absent_candidates(module))
+                    found = self.index.find_module(module) if names else None
+                    if found is not None and os.path.basename(found) == "__init__.py":
+                        for name, _ in names:
+                            if name != "*":
+                                mine.update(self.index.absent_candidates(f"{module}.{name}"))
+                self._absent[path] = frozenset(mine)
+            out |= self._absent[path]
         return sorted(out)

@@ -67,6 +67,7 @@ def store_key(config) -> str:
     return key_of([__version__, FORMAT, package_digest(), fields])
 
 
+MAX_PLAN_DEPS = 200
 NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
 
 
@@ -173,19 +174,26 @@ class Session:
             return raw_to_json([], [], err, False, path, self.root)
         return raw_to_json(findings, handled, None, True, path, self.root)
 
-    def dependencies(self, path: str, extra=(), planned: Optional[bool] = None) -> dict:
+    def dependencies(self, path: str, extra=(), planned: Optional[bool] = None) -> Optional[dict]:
         """``{file: hash}`` of what the analysis of ``path`` used (transitively), plus, for
         a result, what its plan used: with ``planned`` False (not analysed) every file whose
         facts the decision read, with ``planned`` True the files it imports (the masking
         keeps the callers of those naming a consumer)."""
         deps = set(extra)
         if planned is False:
-            deps |= self.plan.consulted(path)
+            # What the decision read: the files it imports, and the import graph beyond
+            # them only when it asked whether JAX code reaches the file.
+            deps |= {t for t, _ in self.plan.targets(path)}
+            if path in self.plan.reach_asked:
+                more = self.plan.consulted(path, MAX_PLAN_DEPS)
+                if more is None:
+                    return None
+                deps |= more
         elif planned:
             deps |= {t for t, _ in self.plan.targets(path)}
         if self._project is not None:
             deps |= self.project.dependencies(path)
-            for t in list(deps):
+            for t in extra:
                 deps |= self.project.dependencies(t)
         deps.discard(path)
         return {d: self.reader.digest(d) for d in sorted(deps)}
@@ -198,6 +206,8 @@ class Session:
         if digest is None:
             return
         deps = self.dependencies(path, extra, planned=bool(raw.get("analysed")))
+        if deps is None:
+            return      # a decision that read much of the project is made again (from stored facts)
         self.store.put(path, digest, self.reader.stamp_to_store(path),
                        result={"data": raw, "deps": deps, "absent": self.plan.absent([path, *deps])})
 
