@@ -80,16 +80,18 @@ class Project:
         return path if rel.startswith("..") else rel
 
     # -- analyses ------------------------------------------------------------------------
-    def analysis_of(self, name: str):
+    def analysis_of(self, name: str, attr: Optional[str] = None):
         """The analysis of module ``name`` (run on first use; a module still running
-        returns its partial state, which ends import cycles)."""
+        returns its partial state, which ends import cycles).  ``attr`` is the name the
+        caller wants from it: the gate may say that only some names are worth parsing the
+        module for."""
         if name in self.modules:
             return self.modules[name]
         path = self.find_module(name)
         if path is None:
             return None
         key = os.path.abspath(path)
-        if key not in self.by_path and self.gate is not None and not self.gate(key):
+        if key not in self.by_path and self.gate is not None and not self.gate(key, attr):
             return None
         return self.analysis_of_path(path, name)
 
@@ -200,7 +202,7 @@ class Project:
             owners.add(os.path.abspath(path))
             if i == len(parts):
                 return Value(kind=QNAME, qname=qualified)
-            ma = self.analysis_of(mod)
+            ma = self.analysis_of(mod, parts[i])
             if ma is None:
                 return None
             value = ma.globals.get(parts[i])

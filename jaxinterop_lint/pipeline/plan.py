@@ -498,12 +498,20 @@ class Plan:
         out = [(t, n) for t, n in self.targets(path) if (self.facts(t) or {}).get("sink")]
         return out if out and self.reach(path) else []
 
-    def gate(self, path: str) -> bool:
-        """Whether the analysis may parse module ``path`` for its summary."""
+    def gate(self, path: str, name: Optional[str] = None) -> bool:
+        """Whether the analysis may parse module ``path`` for its summary, to get ``name``
+        from it (None: the module itself): a package's ``__init__`` (re-exports), or a name
+        that can hand on a multi-device value or that uses a consumer (it may export a
+        parameter)."""
         f = self.facts(path)
         if f is None:
             return False
-        return bool(f["sink"] or os.path.basename(path) == "__init__.py" or self.carrier(path))
+        if os.path.basename(path) == "__init__.py":
+            return True
+        if name is None:
+            return bool(f["sink"] or self.carrier(path))
+        return name in self.consumer_defs(path) or self.carrier_name(path, name) or (
+            name not in self.units(path) and bool(f["sink"]))
 
     def consumer_defs(self, path: str) -> frozenset:
         """Names of the top-level functions and classes of ``path`` whose text uses a
