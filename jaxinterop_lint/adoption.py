@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Iterable, Optional
 
 from .config import ConfigError
-from .engine import NOQA
+from .noqa import NOQA
 from .finding import Finding
 
 BASELINE_FORMAT = "jaxinterop-lint-baseline"

@@ -91,7 +91,7 @@ def check(argv: list) -> int:
     if args.watch:
         from .watch import watch_main
 
-        return watch_main(argv, args)
+        return watch_main(argv, args, check)
     try:
         cfg = config_from_args(args)
     except ConfigError as exc:

@@ -24,8 +24,8 @@ def clean_main(argv: list) -> int:
     """``jaxinterop-lint clean [PATHS]``.  Prints each folder removed (stdout) or that there
     was none (stderr).  Exit status: 0; 2 when a path does not exist or a folder cannot be
     removed (the other paths are still cleaned)."""
-    from .analysis.project import find_root
-    from .cache import CACHE_DIR
+    from .pipeline.modules import find_root
+    from .pipeline.store import CACHE_DIR
 
     args = clean_parser().parse_args(argv)
     status, removed, seen = 0, 0, set()

@@ -87,12 +87,11 @@ def lint_inputs(args, cfg: Config, jobs: int) -> LintResult:
     result = lint_paths(files, cfg, jobs=jobs, project_root=getattr(args, "project_root", None),
                         use_cache=not getattr(args, "no_cache", False)) if files else LintResult()
     if STDIN in paths:
-        from .session import shared_project
+        from .engine import shared_project
 
         data = sys.stdin.buffer.read()
         project = shared_project(args.stdin_filename, cfg) if args.stdin_filename else None
-        force = project is not None and project.calls_exporting(data.decode("utf-8", "replace"))
-        r = lint_source(data, args.stdin_filename or STDIN, cfg, project=project, force=force)
+        r = lint_source(data, args.stdin_filename or STDIN, cfg, project=project)
         result.files += 1
         result.analysed += r.analysed
         if r.error is not None:

@@ -41,9 +41,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
 
 def discovered(paths: list, cfg) -> list:
     """The files a run over ``paths`` lints with ``cfg`` (the engine's discovery)."""
-    from .discover import discover
+    from .pipeline.discover import discover
 
-    return list(discover([p for p in paths if p != STDIN], cfg.exclude, cfg.extend_exclude))
+    return list(discover([p for p in paths if p != STDIN], cfg.exclude, cfg.extend_exclude,
+                         getattr(cfg, "respect_gitignore", True)))
 
 
 def show_files(paths: list, cfg, out=None) -> int:
@@ -148,7 +149,7 @@ def fix_stdin(args, cfg) -> int:
     from .fix.apply import fix_text
     from .fix.files import encode, source_encoding
     from .report import formatter
-    from .session import shared_project
+    from .engine import shared_project
 
     name = args.stdin_filename or STDIN
     data = sys.stdin.buffer.read()

@@ -7,13 +7,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .discover import DEFAULT_EXCLUDE
 from .knowledge import DEFAULT_KNOWLEDGE, Knowledge
 from .catalog import DEFAULT_CODES, OPT_IN, NAMES as RULES_BY_CODE
 
 
-class ConfigError(Exception):
-    """A bad configuration value; the message names the key and where it came from."""
+# Folders never descended into (flake8's and ruff's defaults, plus our cache).
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "*.egg-info",
+    "__pycache__", "build", "dist", "node_modules", "site-packages", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".jaxinterop_lint_cache", "__pypackages__",
+)
+
+
+from .errors import ConfigError  # noqa: E402,F401  (defined below everything that reads a configuration)
 
 
 def expand_codes(selectors, where: str = "command line", key: str = "select", opt_in: bool = True) -> frozenset:
@@ -58,6 +64,7 @@ class Config:
     # (() = the newest JAX the tables know) and where they were read.
     jax_range: tuple = ()
     jax_range_source: str = ""
+    respect_gitignore: bool = True
     source: str = "defaults"
 
     def enabled(self) -> frozenset:

@@ -8,6 +8,7 @@ them.  Pickling a finding (parallel workers) resolves its fix first.
 from __future__ import annotations
 
 import os
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -78,12 +79,30 @@ class DeferredFix:
     counts as "no fix" (the finding stays) and is kept in ``error`` (re-raised under
     ``JAXINTEROP_LINT_DEBUG=1``)."""
 
-    __slots__ = ("applicability", "_compute", "error")
+    __slots__ = ("applicability", "_compute", "error", "_done")
 
     def __init__(self, applicability: str, compute: Callable[[], Optional["Fix"]]):
         self.applicability = applicability
         self._compute = compute
         self.error: Optional[str] = None
+
+    def to_json(self) -> Optional[dict]:
+        """The fix as plain data (computed now), or None: what a store writes in its place
+        (the store knows nothing of findings: it calls ``to_json`` on what JSON cannot hold)."""
+        fix = self.resolve_once()
+        return None if fix is None else dataclasses.asdict(fix)
+
+    def resolve_once(self) -> Optional["Fix"]:
+        """:meth:`resolve`, memoised: the same fix however often it is asked for."""
+        if self._compute is not None:
+            self._done = self.resolve()
+        return getattr(self, "_done", None)
+
+    def __reduce__(self):
+        """Pickled as the fix's plain data (computed now, :meth:`to_json`): a deferred fix
+        holds the whole module analysis, which must not travel between processes; where
+        it sits (a raw result, a store entry) plain data is what belongs."""
+        return (_identity, (self.to_json(),))
 
     def resolve(self) -> Optional["Fix"]:
         """The fix (computed now), or None."""
@@ -101,6 +120,10 @@ class DeferredFix:
             return None
 
 
+def _identity(value):
+    return value
+
+
 class _FixField:
     """The ``Finding.fix`` field: stores a :class:`Fix`, None or a :class:`DeferredFix`, and
     reading it resolves a deferred one (once)."""
@@ -110,7 +133,7 @@ class _FixField:
             return None  # the dataclass default
         value = obj.__dict__.get("_fix")
         if isinstance(value, DeferredFix):
-            value = value.resolve()
+            value = value.resolve_once()
             obj.__dict__["_fix"] = value
         return value
 

@@ -5,8 +5,8 @@ plugin reports every default rule, and an opt-in one (JXI009, JXI100) only when 
 ``--select``/``--extend-select`` or the ``[tool.jaxinterop-lint]`` table names its full code,
 as on the command line: ``flake8 --select=JXI`` reports what ``jaxinterop-lint`` reports.
 The opt-in codes are also in flake8's default ignore list.  flake8 runs every installed
-plugin whatever ``--select`` says, so the plugin's cost on files without interop words is
-one text search (the prefilter).
+plugin whatever ``--select`` says, so the plugin runs the pipeline's plan for that file and analyses only
+what can make a finding there, reading and filling the command line's cache.
 """
 from __future__ import annotations
 
@@ -16,14 +16,12 @@ from typing import Iterator
 
 from . import __version__, pyproject
 from .config import Config, ConfigError
-from .discover import DEFAULT_EXCLUDE
-from .engine import lint_source
-from .session import shared_project
-from .rules import ALL_RULES, RULES_BY_CODE
+from .catalog import NAMES, OPT_IN
+from .pipeline.discover import DEFAULT_EXCLUDE
 
-ALL_CODES = tuple(r.code for r in ALL_RULES)
+ALL_CODES = tuple(sorted(NAMES))
 ERROR_CODE = "JXI000"  # a file that could not be linted (flake8 has no error channel for plugins)
-OPT_IN_CODES = frozenset(r.code for r in ALL_RULES if not r.default)
+OPT_IN_CODES = OPT_IN
 
 
 class JaxInteropChecker:
@@ -34,6 +32,7 @@ class JaxInteropChecker:
     version = __version__
     config = Config(select=ALL_CODES)
     exclude: tuple = ()
+    paths: tuple = (".",)
 
     def __init__(self, tree, filename: str, lines: list):
         self.filename = filename
@@ -42,7 +41,7 @@ class JaxInteropChecker:
     @classmethod
     def add_options(cls, parser) -> None:
         """Register the opt-in codes (JXI009, JXI100) as off by default."""
-        parser.extend_default_ignore([r.code for r in ALL_RULES if not r.default])
+        parser.extend_default_ignore(sorted(OPT_IN))
 
     @classmethod
     def parse_options(cls, options) -> None:
@@ -68,6 +67,7 @@ class JaxInteropChecker:
         opted_in = frozenset(opted_in | (named & OPT_IN_CODES))
         cls.config = dataclasses.replace(cfg, select=tuple(c for c in cfg.select
                                                            if c not in OPT_IN_CODES or c in opted_in))
+        cls.paths = tuple(getattr(options, "filenames", None) or ["."])
         ignored = getattr(options, "extended_default_ignore", None)
         if opted_in and isinstance(ignored, list):
             ignored[:] = [c for c in ignored if c not in opted_in]
@@ -81,11 +81,14 @@ class JaxInteropChecker:
         passed over in silence: it gets one ``JXI000`` line saying why, so flake8 exits 1."""
         if self.exclude and pyproject.excluded(self.filename, self.exclude):
             return
+        from .engine import lint_source, shared_project
+
         try:
             text = "".join(self.lines)
-            project = shared_project(self.filename, self.config)
-            force = project is not None and project.calls_exporting(text)
-            result = lint_source(text, self.filename, self.config, project=project, force=force)
+            # The file and the modules its analysis needs, through the command line's plan and
+            # cache (never the whole project in each flake8 process).
+            session = shared_project(self.filename, self.config, reported=self.paths)
+            result = lint_source(text, self.filename, self.config, project=session)
             found = [(f.line, f.column, f"{f.code} {'[*] ' if f.has_fix(('safe',)) else ''}{f.message}")
                      for f in result.findings]
         except Exception as exc:  # a bug of ours: say so on this file, never drop it
@@ -118,7 +121,7 @@ def plugin_view(cfg: Config) -> tuple[Config, tuple, frozenset]:
         select, opted_in = ALL_CODES, frozenset()
     else:
         enabled = cfg.enabled()
-        select, opted_in = tuple(sorted(enabled)), frozenset(c for c in enabled if not RULES_BY_CODE[c].default)
+        select, opted_in = tuple(sorted(enabled)), frozenset(c for c in enabled if c in OPT_IN)
     exclude = (cfg.exclude if cfg.exclude != DEFAULT_EXCLUDE else ()) + tuple(cfg.extend_exclude)
     return dataclasses.replace(cfg, select=select, ignore=(), extend_select=()), exclude, opted_in
 

@@ -28,7 +28,7 @@ import os
 import re
 from typing import Iterable, Optional
 
-from .config import ConfigError
+from .errors import ConfigError
 from .knowledge import versions as VT
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
@@ -132,7 +132,7 @@ def _list(value, path: str, key: str) -> list:
 
 def from_pyproject(path: str) -> list:
     """The alternatives declared in ``path``'s ``[project]`` tables and dependency groups."""
-    from .pyproject import read_toml
+    from .tomlfile import read_toml
 
     data = read_toml(path)
     project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
@@ -195,7 +195,7 @@ def from_requirements(path: str) -> list:
 
 def from_lock(path: str) -> list:
     """The jax versions pinned in a TOML lock file (``[[package]]`` entries named jax)."""
-    from .pyproject import read_toml
+    from .tomlfile import read_toml
 
     packages = read_toml(path).get("package", [])
     out = []

@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
 from typing import Iterable, Optional
 
 from .config import Config, ConfigError, expand_codes
-from .discover import _excluded
+from .pipeline.discover import _excluded
 from .knowledge import apis
+from .tomlfile import read_toml  # noqa: F401  (re-exported: the table's reader)
 
 TABLE = "jaxinterop-lint"
 QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -25,22 +25,6 @@ NAME_KEYS = ("extend-sources", "extend-sanitizers")
 TABLE_KEYS = ("per-file-ignores", "extend-sinks")
 VERSION_KEYS = ("target-jax-version",)
 KNOWN_KEYS = CODE_KEYS + PATTERN_KEYS + NAME_KEYS + TABLE_KEYS + VERSION_KEYS
-
-
-def read_toml(path: str) -> dict:
-    """Parse the TOML file ``path``; raises :class:`ConfigError` naming the file for an
-    unreadable or malformed one."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: malformed TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def table_of(path: str) -> Optional[dict]:
@@ -201,7 +185,7 @@ def overlay(base: Config, select=None, ignore=(), extend_select=(), exclude=None
 
 def excluded(path: str, patterns: tuple) -> bool:
     """Whether ``path`` or a folder above it matches ``patterns`` (fnmatch, as the walk of
-    :func:`~jaxinterop_lint.discover.discover` matches them).  Folders above the current one
+    :func:`~jaxinterop_lint.pipeline.discover.discover` matches them).  Folders above the current one
     are not looked at."""
     current = os.path.normpath(path)
     if os.path.isabs(current) and not os.path.relpath(current).startswith(".."):

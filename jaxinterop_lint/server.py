@@ -19,7 +19,6 @@ wires it into ``pygls`` (``pip install 'jaxinterop-lint[server]'``).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Optional
 
@@ -50,30 +49,34 @@ class Linter:
         return pyproject.overlay(pyproject.load([path]))
 
     def project_for(self, path: str, cfg):
-        """The primed project of ``path`` (None outside a project), filling or reading the
-        command line's cache on first use."""
-        from .analysis.project import ROOT_MARKERS, find_root
-        from .cache import Cache, config_key
-        from .engine import lint_paths, new_project
-        from .session import prime
+        """The session of ``path``'s project (None outside a project: no marker at its root),
+        reading and filling the command line's cache (:class:`~jaxinterop_lint.pipeline.run.Session`):
+        a buffer's analysis needs only its own module and those it reaches."""
+        from .pipeline.modules import find_root, has_marker
+        from .pipeline.run import Session
 
         root = find_root([path])
-        if not any(os.path.exists(os.path.join(root, m)) for m in ROOT_MARKERS):
+        if not has_marker(root):
             return None
-        key = (root, config_key(cfg))
-        project = self._projects.get(key)
-        if project is None:
-            lint_paths([root], cfg, jobs=1, project_root=root, use_cache=True)   # the CLI's cache
-            project = self._projects[key] = prime(new_project(root, cfg, Cache(root, cfg)), cfg)
-        return project
+        key = (root, repr(cfg))
+        session = self._projects.get(key)
+        if session is None:
+            session = self._projects[key] = Session(root, cfg, use_cache=True)
+        return session
 
     def forget(self, path: str) -> None:
-        """Drop the project state of ``path``'s project (after a save)."""
-        from .analysis.project import find_root
+        """Save and drop the session of ``path``'s project (after a save of a buffer: the next
+        lint reads the saved module again)."""
+        from .pipeline.modules import find_root
 
         root = find_root([path])
         for key in [k for k in self._projects if k[0] == root]:
-            del self._projects[key]
+            self._projects.pop(key).save()
+
+    def save_all(self) -> None:
+        """Write what every session stored (at shutdown)."""
+        for session in self._projects.values():
+            session.save()
 
     def lint(self, path: str, text: str):
         """``(FileResult, Config)`` of the buffer ``text`` of the file ``path``.  A bad
@@ -127,6 +130,10 @@ def build_server():
             linter.forget(path)
         for uri in list(last):
             publish(uri)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params=None):
+        linter.save_all()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams):

@@ -298,7 +298,7 @@ def parse(text: str, guarded: bool = False) -> "cst.Module":
 
     Valid Python that libcst's parser cannot read (it stops at some 3,000 implicitly
     concatenated strings) is parsed as :func:`simplified` text: the module then writes back to
-    that text, not to ``text`` (a fix checks :func:`jaxinterop_lint.fix.edits.writes_back`)."""
+    that text, not to ``text`` (a fix checks :func:`jaxinterop_lint.rules.edits.writes_back`)."""
     import libcst as cst
 
     if not guarded:
@@ -381,6 +381,17 @@ def run_guarded(fn, *args, **kwargs):
             raise
         where = "" if sys.version_info[:2] != (3, 12) else " on Python 3.12, whose limit for recursion through C code is fixed"
         raise SourceError(f"too deeply nested to analyse{where}") from None
+
+
+def internal_error(exc: BaseException) -> SourceError:
+    """The one-line error of a file whose analysis failed for a reason of ours (a bug):
+    never fails itself, even on an exception whose text cannot be made."""
+    try:
+        message = " ".join(str(exc).split())[:300]
+    except Exception:  # a recursive repr, a broken __str__
+        message = "no message"
+    return SourceError(f"internal error ({type(exc).__name__}: {message}); please report it "
+                       f"with this file (JAXINTEROP_LINT_DEBUG=1 shows the traceback)")
 
 
 def _from_recursion(exc: BaseException) -> bool:

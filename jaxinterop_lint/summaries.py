@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from .analysis import values as V
 from .analysis.events import ExportEffect, SinkEvent
-from .analysis.module import ClassRecord, Summary
+from .analysis.records import ClassRecord, Summary
 from .knowledge.apis import Sink
 
 _KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,

@@ -29,9 +29,11 @@ def relevant(change, path: str) -> bool:
     return name.endswith((".py", ".pyi")) or name == "pyproject.toml"
 
 
-def watch_main(argv: list, args) -> int:
-    """Run the check command ``argv`` (its ``--watch`` removed) now and after each change.
-    Exit status 2 when ``watchfiles`` is missing or standard input is to be linted."""
+def watch_main(argv: list, args, check) -> int:
+    """Run the check command ``argv`` (its ``--watch`` removed) now and after each change;
+    ``check(argv)`` is the check command itself (:func:`jaxinterop_lint.cli.check`: passed
+    in, so that this module sits below the command line).  Exit status 2 when
+    ``watchfiles`` is missing or standard input is to be linted."""
     try:
         import watchfiles
     except ImportError:
@@ -53,20 +55,18 @@ def watch_main(argv: list, args) -> int:
     changes = watchfiles.watch(*paths, watch_filter=relevant, debounce=400, step=50,
                                yield_on_timeout=True, rust_timeout=200)
     pending = next(changes)
-    _run(once)
+    _run(check, once)
     for batch in changes:
         pending = pending or batch
         if not pending:
             continue
         pending = set()
         print(f"[{_stamp()}] File change detected...", file=sys.stderr, flush=True)
-        _run(once)
+        _run(check, once)
     return 0  # pragma: no cover - the generator ends only when interrupted
 
 
-def _run(argv: list) -> None:
-    from .cli import check
-
+def _run(check, argv: list) -> None:
     try:
         check(list(argv))
     except SystemExit:  # pragma: no cover - argparse already accepted these arguments

@@ -276,15 +276,17 @@ def _(work: Path):
 @attack("inputs", "flake8: a file the plugin cannot lint (1,200 nested lambdas); an internal error",
         "a JXI000 line for the file (exit 1), never silence")
 def _(work: Path):
-    repo = project(work, {"deep.py": "import torch\nz = " + "lambda: " * 1200 + "a\nt = torch.from_dlpack(z)\n",
+    # (JAX code reaches its export: a file no JAX code reaches is never parsed at all)
+    repo = project(work, {"deep.py": "import jax\nimport torch\nz = " + "lambda: " * 1200 + "a\n"
+                                     "t = torch.from_dlpack(jax.device_put(z, s))\n",
                           "good.py": FINDING})
     f = flake8(repo, "deep.py")
     bug = script(repo, """
         import sys
-        from jaxinterop_lint import flake8_plugin
+        from jaxinterop_lint import engine
         def boom(*a, **k):
             raise RuntimeError("a bug")
-        flake8_plugin.lint_source = boom
+        engine.lint_source = boom   # the plugin lints through the engine
         from flake8.main.cli import main
         sys.exit(main(["--select=JXI", "-j", "1", "good.py"]))
         """)

@@ -33,12 +33,13 @@ def test_default_path_is_current_folder_and_discovery_skips(tmp_path):
                      ".git/d.py": BAD, "env1/pyvenv.cfg": "", "env1/e.py": BAD, "skipme/f.py": BAD,
                      "notes.txt": BAD})
     r = run_cli(cwd=tmp_path)
-    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == ["./pkg/a.py", "./skipme/f.py"]
+    # Paths print as given: the current folder's files without a ./ prefix (issue 15).
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == ["pkg/a.py", "skipme/f.py"]
     r = run_cli(".", "--extend-exclude", "skipme,pkg/a.py", cwd=tmp_path)
     assert r.stdout == "" and r.returncode == 0
     r = run_cli(".", "--exclude", "pkg", cwd=tmp_path)
     rows = [ln.split(":")[0] for ln in r.stdout.splitlines()]
-    assert "./skipme/f.py" in rows and "./build/b.py" in rows and "./pkg/a.py" not in rows
+    assert "skipme/f.py" in rows and "build/b.py" in rows and "pkg/a.py" not in rows
 
 
 def test_select_ignore_extend_select(tmp_path):
@@ -80,13 +81,15 @@ def test_full_format(tmp_path):
 
 
 def test_unparsable_file_is_reported_and_others_still_linted(tmp_path):
-    # A file that names no interop API is never parsed, so the broken one names torch.
-    write(tmp_path, {"broken.py": "import torch\ndef f(:\n    return torch.from_dlpack(x)\n", "bad.py": BAD,
+    # A file that JAX code cannot reach is never parsed (issue 16), so the broken one names
+    # a consumer and a JAX source.
+    write(tmp_path, {"broken.py": "import torch, jax\ndef f(:\n    return torch.from_dlpack(jax.device_put(x))\n",
+                     "bad.py": BAD,
                      "never_parsed.py": "def g(:\n    pass\n"})
     r = run_cli(".", cwd=tmp_path)
     assert r.returncode == 2
     assert "JXI002" in r.stdout
-    assert "./broken.py:2:7: error: syntax error: invalid syntax" in r.stderr
+    assert "broken.py:2:7: error: syntax error: invalid syntax" in r.stderr
     assert "never_parsed.py" not in r.stderr
     assert "Traceback" not in r.stderr
 

@@ -41,11 +41,12 @@ def project(tmp_path, table: str, files: dict):
 
 
 def rows(stdout: str) -> list:
-    """``(path, line, code)`` of concise output."""
+    """``(path, line, code)`` of concise output (flake8 spells the current folder's files
+    ``./x.py``, the CLI as given: ``x.py``)."""
     out = []
     for ln in stdout.splitlines():
         path, line, _, rest = ln.split(":", 3)
-        out.append((path, int(line), rest.split()[0]))
+        out.append((path[2:] if path.startswith("./") else path, int(line), rest.split()[0]))
     return sorted(out)
 
 
@@ -58,27 +59,27 @@ def test_selection_keys(tmp_path):
     project(tmp_path, 'ignore = ["JXI006"]\nextend-select = ["JXI009"]\n',
             {"guard.py": GUARD, "lib.py": LIB})
     r = run_cli(".", cwd=tmp_path)
-    assert rows(r.stdout) == [("./guard.py", 6, "JXI002"), ("./lib.py", 3, "JXI009")]
+    assert rows(r.stdout) == [("guard.py", 6, "JXI002"), ("lib.py", 3, "JXI009")]
     project(tmp_path, 'select = ["JXI006"]\n', {})
-    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("./guard.py", 5, "JXI006")]
+    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("guard.py", 5, "JXI006")]
 
 
 def test_command_line_wins(tmp_path):
     project(tmp_path, 'select = ["JXI006"]\nextend-exclude = ["skipped"]\n',
             {"guard.py": GUARD, "skipped/bad.py": BAD, "build/bad.py": BAD})
-    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("./guard.py", 5, "JXI006")]
+    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("guard.py", 5, "JXI006")]
     # --select replaces the file's selection
-    assert rows(run_cli("--select", "JXI002", ".", cwd=tmp_path).stdout) == [("./guard.py", 6, "JXI002")]
+    assert rows(run_cli("--select", "JXI002", ".", cwd=tmp_path).stdout) == [("guard.py", 6, "JXI002")]
     # --extend-select adds to it, --ignore takes from it
     assert rows(run_cli("--extend-select", "JXI002", ".", cwd=tmp_path).stdout) == \
-        [("./guard.py", 5, "JXI006"), ("./guard.py", 6, "JXI002")]
+        [("guard.py", 5, "JXI006"), ("guard.py", 6, "JXI002")]
     assert run_cli("--ignore", "JXI006", ".", cwd=tmp_path).stdout == ""
     # --exclude replaces the default excludes (build/ ...); the file's extend-exclude stays
     r = run_cli("--exclude", "nothing", "--select", "JXI002", ".", cwd=tmp_path)
-    assert rows(r.stdout) == [("./build/bad.py", 5, "JXI002"), ("./guard.py", 6, "JXI002")]
+    assert rows(r.stdout) == [("build/bad.py", 5, "JXI002"), ("guard.py", 6, "JXI002")]
     # --isolated ignores the file
     assert rows(run_cli("--isolated", ".", cwd=tmp_path).stdout) == \
-        [("./guard.py", 5, "JXI006"), ("./guard.py", 6, "JXI002"), ("./skipped/bad.py", 5, "JXI002")]
+        [("guard.py", 5, "JXI006"), ("guard.py", 6, "JXI002"), ("skipped/bad.py", 5, "JXI002")]
 
 
 def test_excludes_and_per_file_ignores(tmp_path):
@@ -90,20 +91,20 @@ def test_excludes_and_per_file_ignores(tmp_path):
         ''', {"generated/a.py": BAD, "src/legacy/old.py": BAD, "src/new.py": BAD, "tests/t.py": BAD,
               "tests/deep/conftest.py": BAD, "tests/g.py": GUARD})
     r = run_cli(".", cwd=tmp_path)
-    assert rows(r.stdout) == [("./src/new.py", 5, "JXI002"), ("./tests/g.py", 5, "JXI006")]
+    assert rows(r.stdout) == [("src/new.py", 5, "JXI002"), ("tests/g.py", 5, "JXI006")]
     # patterns with a folder are relative to the pyproject's folder, wherever we run from
     r = run_cli("..", cwd=tmp_path / "src")
     assert rows(r.stdout) == [("../src/new.py", 5, "JXI002"), ("../tests/g.py", 5, "JXI006")]
     project(tmp_path, 'exclude = ["tests"]\n', {})
-    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("./generated/a.py", 5, "JXI002"),
-                                                       ("./src/legacy/old.py", 5, "JXI002"),
-                                                       ("./src/new.py", 5, "JXI002")]
+    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("generated/a.py", 5, "JXI002"),
+                                                       ("src/legacy/old.py", 5, "JXI002"),
+                                                       ("src/new.py", 5, "JXI002")]
 
 
 def test_project_apis(tmp_path):
     files = {"source.py": INHOUSE_SOURCE, "sink.py": INHOUSE_SINK, "sanitized.py": SANITIZED}
     project(tmp_path, "", files)
-    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("./sanitized.py", 6, "JXI002")]
+    assert rows(run_cli(".", cwd=tmp_path).stdout) == [("sanitized.py", 6, "JXI002")]
     project(tmp_path, '''\
         extend-sources = ["mylib.shard_batch"]
         extend-sanitizers = ["jax.numpy.asarray"]
@@ -113,8 +114,8 @@ def test_project_apis(tmp_path):
         "mylib.pointer" = "raw-buffer"
         ''', {})
     r = run_cli(".", cwd=tmp_path)
-    assert rows(r.stdout) == [("./sink.py", 5, "JXI002"), ("./sink.py", 6, "JXI001"),
-                              ("./sink.py", 7, "JXI003"), ("./source.py", 4, "JXI002")]
+    assert rows(r.stdout) == [("sink.py", 5, "JXI002"), ("sink.py", 6, "JXI001"),
+                              ("sink.py", 7, "JXI003"), ("source.py", 4, "JXI002")]
     assert "mylib.shard_batch() (extend-sources), line 3" in r.stdout
 
 
@@ -209,10 +210,10 @@ def test_flake8_reads_the_table(tmp_path):
         "mylib.to_torch" = "dlpack"
         ''', {"source.py": INHOUSE_SOURCE, "sink.py": INHOUSE_SINK, "generated/bad.py": BAD})
     r = flake8("--select=JXI", ".", cwd=tmp_path)
-    assert rows(r.stdout) == [("./sink.py", 5, "JXI002"), ("./source.py", 4, "JXI002")]
+    assert rows(r.stdout) == [("sink.py", 5, "JXI002"), ("source.py", 4, "JXI002")]
     # flake8's own options keep working on top
     r = flake8("--select=JXI", "--per-file-ignores=sink.py:JXI002", ".", cwd=tmp_path)
-    assert rows(r.stdout) == [("./source.py", 4, "JXI002")]
+    assert rows(r.stdout) == [("source.py", 4, "JXI002")]
     # an opt-in code the table enables is reported by a plain `flake8` too
     project(tmp_path, 'extend-select = ["JXI009"]\n', {"lib.py": LIB})
     assert "lib.py:3:12: JXI009" in flake8("lib.py", cwd=tmp_path).stdout
@@ -254,13 +255,13 @@ def test_flake8_and_cli_agree_with_a_config_file(tmp_path):
     found = rows(ours.stdout)
     codes = {c for _, _, c in found}
     assert {"JXI001", "JXI002", "JXI003", "JXI009"} <= codes and "JXI006" not in codes
-    assert not any(p.startswith("./skipped") for p, _, _ in found)
-    assert not any(p == "./cases/removed_apis.py" for p, _, _ in found)
+    assert not any(p.startswith("skipped") for p, _, _ in found)
+    assert not any(p == "cases/removed_apis.py" for p, _, _ in found)
     # every file named on the command line, as pre-commit passes them (an excluded file given
     # by name is skipped by flake8, and by the CLI with --force-exclude, which the hooks pass)
     a = run_cli("--quiet", "--force-exclude", *files, cwd=tmp_path)
     b = flake8("--select=JXI", *files, cwd=tmp_path)
     assert rows(a.stdout) == rows(b.stdout.replace("[*] ", ""))
-    assert {(p.lstrip("./"), n, c) for p, n, c in found} == set(rows(a.stdout))
+    assert {(p, n, c) for p, n, c in found} == set(rows(a.stdout))
     assert run_cli("skipped/bad.py", cwd=tmp_path).returncode == 1
     assert run_cli("--force-exclude", "skipped/bad.py", cwd=tmp_path).returncode == 0

@@ -312,14 +312,15 @@ def test_a_context_added_by_another_module_is_resolved_by_function_and_export():
     from jaxinterop_lint.analysis import values as V
     from jaxinterop_lint.analysis.contexts import ContextEntry
     from jaxinterop_lint.analysis.events import CallFrame
-    from jaxinterop_lint.engine import build_analysis, rule_findings
+    from jaxinterop_lint.pipeline.analyse import build_analysis
+    from jaxinterop_lint.pipeline.judge import raw_findings as rule_findings
 
     code = with_header("""
         class Bridge:
             def export(self, a):
                 return torch.from_dlpack(a)
         """)
-    ma = build_analysis(code, "bridge.py", Config(), whole=True)
+    ma = build_analysis(code, "bridge.py", Config(), whole=True).run()
     assert rule_findings(ma, "bridge.py")[0] == []
     origin = V.Origin("jax.device_put with NamedSharding", None, None, "main")
     entry = ContextEntry(value=V.multi(origin), tries=(), single_device_process=False,

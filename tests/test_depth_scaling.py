@@ -6,7 +6,8 @@ environment, not time."""
 from __future__ import annotations
 
 from jaxinterop_lint import Config
-from jaxinterop_lint.engine import build_analysis, rule_findings
+from jaxinterop_lint.pipeline.analyse import build_analysis
+from jaxinterop_lint.pipeline.judge import raw_findings as rule_findings
 
 
 class CountingEnv(dict):
@@ -38,7 +39,7 @@ def _chain(n: int) -> str:
 
 def _visited(n: int):
     code = _chain(n)
-    ma = build_analysis(code, "chain.py", Config(), run=False, whole=True)
+    ma = build_analysis(code, "chain.py", Config(), whole=True)
     CountingEnv.visited = 0
     ma.globals = CountingEnv()
     ma.run()
@@ -63,7 +64,7 @@ def test_an_object_keeps_a_bounded_number_of_parts():
             + "obj.last = jax.device_put(a, NamedSharding(m, P('x')))\n"
             + "".join(f"obj.b{i} = {i}\n" for i in range(100))
             + "t = torch.from_dlpack(obj.last)\nu = torch.tensor(obj.a3)\n")
-    ma = build_analysis(code, "many.py", Config(), run=True, whole=True)
+    ma = build_analysis(code, "many.py", Config(), whole=True).run()
     assert len(ma.globals["obj"].parts) <= V.MAX_PARTS
     findings, _ = rule_findings(ma, "many.py")
     assert [(f.line, f.code) for f in findings] == [(len(code.splitlines()) - 1, "JXI002")]

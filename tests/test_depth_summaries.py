@@ -8,7 +8,7 @@ import pytest
 
 from jaxinterop_lint import Config, lint_paths
 from jaxinterop_lint.analysis.project import Project
-from jaxinterop_lint.engine import new_project
+from jaxinterop_lint.pipeline.run import Session
 from jaxinterop_lint.summaries import FrozenModule, freeze, thaw
 from markers import expected
 
@@ -119,8 +119,8 @@ def test_frozen_summaries_give_the_same_findings(project):
 
 
 def test_freeze_thaw_round_trip(project):
-    proj = new_project(str(project), Config())
-    ma = proj.analysis_of_path(str(project / "data.py"))
+    proj = Session(str(project), Config(), use_cache=False).project
+    ma = proj.analysis_of_path(str(project / "data.py"), full=True)
     import json
 
     frozen = thaw(json.loads(json.dumps(freeze(ma))), "data.py")

@@ -17,7 +17,7 @@ from jaxinterop_lint import cli
 from jaxinterop_lint.config import Config
 from jaxinterop_lint.finding import Edit, Fix
 from jaxinterop_lint.fix import files as fix_files
-from jaxinterop_lint.fix import remedies
+from jaxinterop_lint.rules import remedies
 
 REMOVED = (
     "import jax\n"

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 from jaxinterop_lint import Config, lint_source
-from jaxinterop_lint.fix import edits, remedies
+from jaxinterop_lint.rules import edits, remedies
 from jaxinterop_lint.rules import ALL_RULES
 
 

@@ -235,10 +235,10 @@ def test_flake8_reports_an_internal_error_on_the_file(tmp_path):
     root = project(tmp_path, {"good.py": FINDING})
     script = textwrap.dedent("""\
         import sys
-        from jaxinterop_lint import flake8_plugin
+        from jaxinterop_lint import engine
         def boom(*a, **k):
             raise RuntimeError("a bug")
-        flake8_plugin.lint_source = boom
+        engine.lint_source = boom   # the plugin lints through the engine
         from flake8.main.cli import main
         sys.exit(main(["--select=JXI", "-j", "1", "good.py"]))
         """)

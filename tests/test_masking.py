@@ -5,10 +5,10 @@ import textwrap
 
 import pytest
 
-import jaxinterop_lint.masking as masking
+import jaxinterop_lint.pipeline.masking as masking
 from conftest import ROOT, SHARED
 from jaxinterop_lint import Config, lint_source
-from jaxinterop_lint.prefilter import DEFAULT
+from jaxinterop_lint.pipeline.words import DEFAULT
 
 FILES = sorted(list((ROOT / "fixtures").rglob("*.py")) + list((ROOT / "examples").rglob("*.py")) +
                list((SHARED / "cases").glob("*.py")))
@@ -76,17 +76,24 @@ def test_scanner_gives_up_on_unbalanced_text():
     assert masking.Masker('x = """\nclosed\n' * 300, DEFAULT).usable is True
 
 
-def test_callers_of_an_exporting_helper_force_a_whole_parse():
+def test_callers_of_a_helper_naming_a_consumer_are_kept_so_the_text_is_parsed_once():
+    """Issue 16 (parse once): the callers of this file's functions that name a consumer are
+    kept by the masking itself, instead of a second, whole parse after the analysis."""
+    from jaxinterop_lint.pipeline.analyse import PARSES
+
     filler = "".join(f"def unrelated_{i}(a):\n    return a + {i}\n" for i in range(150))
     code = ("import torch\nimport jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
             "def to_torch(a):\n    return torch.from_dlpack(a)\n" + filler +
             "def caller(x):\n    y = jax.device_put(x, NamedSharding(m, P()))\n    return to_torch(y)\n")
     masker = masking.Masker(code, DEFAULT)
-    assert masker.render() is not None and masker.blanked_use({"to_torch"})
+    out = masker.render()
+    assert out is not None and not masker.blanked_use({"to_torch"}) and "def unrelated_3" not in out
+    PARSES.clear()
     # The export is reported at the sink inside to_torch() (line 5), naming the caller on
     # line 308 that passes the multi-device value: PLAN decision 1, as execution labels it.
-    (f,) = lint_source(code, "a.py", Config()).findings
+    (f,) = lint_source(code, "/nowhere/a.py", Config()).findings
     assert f.code == "JXI002" and f.line == 5 and "called from caller() at line 308" in f.message
+    assert dict(PARSES) == {"/nowhere/a.py": 1}
 
 
 def test_methods_nothing_uses_are_blanked_inside_a_kept_class(always_mask):

@@ -135,11 +135,16 @@ def test_server_diagnostics_quick_fixes_and_the_shared_cache(project):
         await s.stop()
 
     asyncio.run(scenario())
-    # The server filled the command line's cache: a CLI run now analyses nothing.
-    from jaxinterop_lint import lint_paths
+    # The server reads and fills the command line's cache (for what the buffers needed: it
+    # never analyses the whole project): a CLI run does not analyse main.py again, and a
+    # second one analyses nothing.
+    from jaxinterop_lint import lint_paths, pyproject
 
-    warm = lint_paths([str(project)], use_cache=True)
-    assert warm.analysed == 0 and {f.code for f in warm.findings} == {"JXI002", "JXI005"}
+    cfg = pyproject.overlay(pyproject.load([str(project)]))   # the command line's configuration
+    warm = lint_paths([str(project)], cfg, use_cache=True)
+    assert str(project / "main.py") not in warm.analysed_paths, warm.analysed_paths
+    assert {f.code for f in warm.findings} == {"JXI002", "JXI005"}
+    assert lint_paths([str(project)], cfg, use_cache=True).analysed == 0
     r = run_cli("check", "main.py", cwd=project)
     assert "main.py:6:12: JXI002" in r.stdout
 

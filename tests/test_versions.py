@@ -15,7 +15,7 @@ import pytest
 from conftest import EIGHT_DEVICES, ROOT, run_cli
 from jaxinterop_lint import Config, lint_source
 from jaxinterop_lint import jaxrange
-from jaxinterop_lint.cache import config_key
+from jaxinterop_lint.pipeline.run import store_key as config_key
 from jaxinterop_lint.config import ConfigError
 from jaxinterop_lint.knowledge import versions as VT
 from jaxinterop_lint.rules.base import catches

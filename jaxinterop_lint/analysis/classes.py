@@ -8,7 +8,7 @@ import libcst as cst
 
 from . import values as V
 from .imports import dotted
-from .module import ClassRecord
+from .records import ClassRecord
 from .structures import class_record_rule
 from .values import Value
 

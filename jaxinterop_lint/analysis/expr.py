@@ -268,7 +268,7 @@ class ExprMixin:
         return P.iterable(element, _COMPREHENSIONS[type(node)])
 
     def e_lambda(self, node: cst.Lambda) -> Value:
-        from .module import function_record
+        from .records import function_record
 
         closure = self.snapshot()
         rec = self.ma.register(function_record(node, "<lambda>", closure, None))

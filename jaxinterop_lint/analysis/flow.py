@@ -21,7 +21,7 @@ from .facts import declared_name
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
 from .imports import import_bindings
 from .invoke import InvokeMixin
-from .module import function_record
+from .records import function_record
 from .structures import StructureMixin
 from .values import Value
 
@@ -33,32 +33,7 @@ _TRANSPARENT_DECORATORS = _PROPERTIES | {"builtins.classmethod", "functools.wrap
                                          "functools.cache", "abc.abstractmethod", "typing.overload"}
 
 
-def join_env(a, b):
-    """Join two environments (None: unreachable)."""
-    if a is None:
-        return None if b is None else dict(b)
-    if b is None:
-        return dict(a)
-    out = {}
-    for k in a.keys() | b.keys():
-        if k == SINGLE:
-            if k in a and k in b:
-                out[k] = a[k]
-            continue
-        if k == versions.KEY:  # the releases reaching either path (analysis/versions.py)
-            joined = versions.join(a.get(k), b.get(k))
-            if joined is not None:
-                out[k] = joined
-            continue
-        out[k] = V.join(a.get(k), b.get(k))
-    return out
-
-
-def env_key(env):
-    """Comparable form of an environment, for fixpoints."""
-    if env is None:
-        return None
-    return frozenset((k, V.fixpoint_key(v)) for k, v in env.items())
+from .env import env_key, join_env  # noqa: E402,F401  (re-exported)
 
 
 class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin):

@@ -9,7 +9,7 @@ from ..knowledge import apis
 from . import values as V
 from .events import ExportEffect, SinkEvent
 from .flow import Walker
-from .module import Summary
+from .records import Summary
 from .values import Value
 
 

@@ -79,7 +79,7 @@ def entered(walker, node: cst.With):
     the caller's ``with`` block walks, inside what they set up: enclosing handlers, the mesh
     context.  After a catching context, the code after the ``with`` may be reached from any
     point of the body: its environment is joined with the one on entry."""
-    from .flow import join_env
+    from .env import join_env
 
     env = walker.env
     had_mesh, mesh = MESH_KEY in env, env.get(MESH_KEY)

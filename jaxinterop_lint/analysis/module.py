@@ -9,96 +9,16 @@ by using the summary computed so far and re-running the function until it is sta
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 import libcst as cst
 
 from ..knowledge import apis
 from . import ffi
-from .values import Value, fixpoint_key
+from .values import Value
 
 
-@dataclass
-class Summary:
-    """What a call of a function does, in terms of its parameters.
-
-    ``ret`` is the joined returned value (None: never returns normally); ``exports`` the
-    parts of parameters that reach a sink unguarded (:class:`~.events.ExportEffect`);
-    ``donates`` parameters donated to a jitted call; ``yields`` the joined value the function
-    yields when it is a generator (None otherwise: iterating a call's result gives it);
-    ``fields`` for an ``__init__``, the values it leaves in ``self.<name>`` as
-    ``((name, value), ...)`` in terms of its parameters.
-    """
-
-    ret: Optional[Value] = None
-    exports: tuple = ()
-    donates: frozenset = frozenset()
-    yields: Optional[Value] = None
-    fields: tuple = ()
-
-    def key(self):
-        """Comparable form for the recursion fixpoint."""
-        return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node)) for e in self.exports)),
-                self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields))
-
-
-@dataclass(eq=False)
-class ClassRecord:
-    """A class of this module: its methods by name, the values its methods store on
-    ``self`` (joined over all methods, filled on demand), the values its body binds
-    (``statics``: class attributes), and when it is a record (a dataclass, a NamedTuple, a
-    ``TrainState``...) its ``record`` rule (:class:`~jaxinterop_lint.knowledge.structures.Record`)
-    and ``fields`` in order."""
-
-    node: Any
-    name: str
-    methods: dict = field(default_factory=dict)
-    writers: Optional[dict] = field(default_factory=dict)   # attribute -> [FunctionRecord]; None: not found yet
-    attrs: dict = field(default_factory=dict)
-    statics: dict = field(default_factory=dict)
-    record: Any = None
-    fields: tuple = ()
-
-
-@dataclass(eq=False)
-class FunctionRecord:
-    """A ``def`` or ``lambda`` of this module, with its closure and analysis state.
-
-    ``params`` are the positional-or-keyword parameter names in order (``self`` included for
-    methods); ``annotations`` their annotation nodes; ``closure`` the mapping names are looked
-    up in when not local; ``ffi_shift`` the number of leading parameters before the FFI
-    context when the function is a ``buffer_callback`` callback (None otherwise).
-    """
-
-    node: Any
-    name: str
-    params: list
-    annotations: list
-    closure: Any
-    cls: Optional[ClassRecord] = None
-    owner: Any = None
-    ffi_shift: Optional[int] = None
-    summary: Optional[Summary] = None
-    state: str = "new"          # new -> running -> done
-    events: dict = field(default_factory=dict)
-    recursive: bool = False
-    is_property: bool = False
-
-
-def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
-    """Make the record of a ``cst.FunctionDef`` or ``cst.Lambda``."""
-    params_node = node.params
-    plist = list(params_node.posonly_params) + list(params_node.params)
-    if params_node.star_arg is not None and isinstance(params_node.star_arg, cst.Param):
-        star = [params_node.star_arg]
-    else:
-        star = []
-    plist = plist + star + list(params_node.kwonly_params)
-    names = [p.name.value for p in plist]
-    annotations = [p.annotation.annotation if p.annotation is not None else None for p in plist]
-    return FunctionRecord(node=node, name=name, params=names, annotations=annotations,
-                          closure=closure, cls=cls)
+from .records import ClassRecord, FunctionRecord, Summary, function_record  # noqa: E402,F401  (re-exported)
 
 
 class ModuleAnalysis:

@@ -1,11 +1,12 @@
 """Whole-project analysis: follow multi-device values across the modules of one project.
 
-A :class:`Project` maps module names to files under the project root (``src/`` layouts and
-namespace packages included) and analyses a module the first time another module uses one
-of its names, so summaries are computed lazily, across ``import pkg.mod``, ``from pkg.mod
-import f as g``, relative imports and ``__init__.py`` re-exports.  An import binds a lazy
-reference that is resolved when it is used, so import cycles terminate: a module still being
-analysed answers with what it has bound so far.
+A :class:`Project` analyses a module the first time another module uses one of its names,
+so summaries are computed lazily, across ``import pkg.mod``, ``from pkg.mod import f as g``,
+relative imports and ``__init__.py`` re-exports.  An import binds a lazy reference that is
+resolved when it is used, so import cycles terminate: a module still being analysed answers
+with what it has bound so far.  Where modules are comes from a
+:class:`~jaxinterop_lint.pipeline.modules.ModuleIndex`; parsing, the cache and the plan are
+the pipeline's, reached through the callbacks given to the constructor.
 
 Installed third-party packages are never analysed: names of the libraries in the API tables
 and of the standard library resolve through the tables only.
@@ -13,157 +14,106 @@ and of the standard library resolve through the tables only.
 from __future__ import annotations
 
 import os
-import sys
-from typing import Optional
+from typing import Callable, Optional
 
-from ..knowledge import apis
 from .values import QNAME, Value
 
-ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
-# Roots that are never project code: the libraries the tables describe, and the stdlib.
-_TABLE_ROOTS = frozenset(
-    q.split(".")[0]
-    for table in (apis.CALL_SINKS, apis.SOURCE_WRAPPERS, apis.DIRECT_SOURCES, apis.PLACEMENT_CALLS,
-                  apis.REMOVED_CALLS, apis.SANITIZERS)
-    for q in table
-) | apis.JAX_ROOTS | {"functools", "builtins", "numpy", "torch", "cupy", "numba", "warp", "tensorflow"}
-LIBRARY_ROOTS = _TABLE_ROOTS | frozenset(getattr(sys, "stdlib_module_names", ()))
-
-
-_MARKED: dict = {}
-
-
-def _has_marker(folder: str) -> bool:
-    if folder not in _MARKED:
-        _MARKED[folder] = any(os.path.exists(os.path.join(folder, m)) for m in ROOT_MARKERS)
-    return _MARKED[folder]
-
-
-def find_root(paths) -> str:
-    """The nearest folder at or above the first path holding a project marker
-    (``pyproject.toml``, ``setup.cfg``, ``setup.py`` or ``.git``); without one, the folder
-    above the outermost package (``__init__.py``) holding that path."""
-    start = os.path.abspath(next(iter(paths), "."))
-    folder = start if os.path.isdir(start) else os.path.dirname(start)
-    probe = folder
-    while True:
-        if _has_marker(probe):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    return folder
+def is_frozen(ma) -> bool:
+    """Whether ``ma`` is a module summary loaded from the cache (it has globals but no
+    syntax tree to walk), not a real analysis."""
+    return ma is not None and not hasattr(ma, "walk_body")
 
 
 class Project:
     """The modules of one project and their analyses.
 
-    ``root`` is the project folder; ``engine_analyse(path, project, text) -> ModuleAnalysis |
-    None`` parses one file and makes its (not yet run) analysis with this project attached (supplied by the engine, which owns
-    parsing and errors).  ``analysed`` counts module analyses run, for tests and benchmarks.
+    ``index`` finds modules (``module_name``, ``package_of``, ``find_module``,
+    ``top_names``); ``engine_analyse(path, project, text) -> ModuleAnalysis | None`` parses
+    one file and makes its (not yet run) analysis; ``load_summary(path)`` gives a frozen
+    module from the cache or None; ``gate(path)`` says whether a module reached through an
+    import may be analysed (the plan's); ``reported(path)`` whether a file is among the
+    reported files (phase B reports cross-function exports at the sink in those files).
+    ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
     """
 
-    def __init__(self, root: str, engine_analyse, cache=None):
-        self.root = os.path.abspath(root)
-        self.cache = cache
-        self.source_roots = [r for r in (os.path.join(self.root, "src"), self.root) if os.path.isdir(r)]
+    def __init__(self, index, engine_analyse, load_summary: Optional[Callable] = None,
+                 gate: Optional[Callable] = None, reported: Optional[Callable] = None):
+        self.index = index
+        self.root = index.root
         self._analyse = engine_analyse
+        self._load_summary = load_summary
+        self.gate = gate
+        self.reported = reported or (lambda path: False)
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
-        self._paths: dict[str, Optional[str]] = {}
         self._resolved: dict = {}
-        self._tops: Optional[frozenset] = None
-        self.analysed = 0
-        self.gate = None   # optional predicate on a path: may this module be analysed?
         self.analysed_paths: list = []
+        self.complete: set = set()   # modules whose every function was analysed
 
-    # -- module index --------------------------------------------------------------------
+    # -- module index (delegated) ------------------------------------------------------
     @property
     def top_names(self) -> frozenset:
-        """Top-level module and package names found in the source roots."""
-        if self._tops is None:
-            names = set()
-            for r in self.source_roots:
-                try:
-                    entries = os.listdir(r)
-                except OSError:
-                    continue
-                for e in entries:
-                    full = os.path.join(r, e)
-                    if e.endswith(".py"):
-                        names.add(e[:-3])
-                    elif os.path.isdir(full) and e.isidentifier() and not e.startswith("."):
-                        names.add(e)
-            self._tops = frozenset(names - LIBRARY_ROOTS)
-        return self._tops
+        """Top-level module and package names of the project."""
+        return self.index.top_names
 
     def module_name(self, path: str) -> Optional[str]:
-        """The dotted module name of a file under a source root, or None."""
-        full = os.path.abspath(path)
-        for r in self.source_roots:
-            if full.startswith(r + os.sep):
-                rel = os.path.relpath(full, r)[:-3].split(os.sep)
-                if rel[-1] == "__init__":
-                    rel = rel[:-1]
-                if rel and all(p.isidentifier() for p in rel):
-                    return ".".join(rel)
-        return None
+        """The dotted module name of a file, or None."""
+        return self.index.module_name(path)
 
     def package_of(self, path: str) -> str:
         """The package relative imports of ``path`` start from."""
-        name = self.module_name(path)
-        if name is None:
-            return ""
-        if os.path.basename(path) == "__init__.py":
-            return name
-        return name.rpartition(".")[0]
+        return self.index.package_of(path)
 
     def find_module(self, name: str) -> Optional[str]:
         """The file of module ``name`` in this project, or None."""
-        if name in self._paths:
-            return self._paths[name]
-        found = None
-        if name.split(".")[0] in self.top_names:
-            rel = name.replace(".", os.sep)
-            for r in self.source_roots:
-                for cand in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
-                    if os.path.isfile(cand):
-                        found = cand
-                        break
-                if found:
-                    break
-        self._paths[name] = found
-        return found
+        return self.index.find_module(name)
+
+    def display(self, path: str) -> str:
+        """How another module's path is spelled in messages: relative to the project root,
+        so that a message reads the same from any folder and from the cache."""
+        try:
+            rel = os.path.relpath(path, self.root)
+        except ValueError:  # pragma: no cover - another drive on Windows
+            return path
+        return path if rel.startswith("..") else rel
 
     # -- analyses ------------------------------------------------------------------------
-    def analysis_of(self, name: str):
+    def analysis_of(self, name: str, attr: Optional[str] = None):
         """The analysis of module ``name`` (run on first use; a module still running
-        returns its partial state, which ends import cycles)."""
+        returns its partial state, which ends import cycles).  ``attr`` is the name the
+        caller wants from it: the gate may say that only some names are worth parsing the
+        module for."""
         if name in self.modules:
             return self.modules[name]
         path = self.find_module(name)
-        if path is None or (self.gate is not None and not self.gate(path)):
+        if path is None:
+            return None
+        key = os.path.abspath(path)
+        if key not in self.by_path and self.gate is not None and not self.gate(key, attr):
             return None
         return self.analysis_of_path(path, name)
 
     def analysis_of_path(self, path: str, name: Optional[str] = None, text: Optional[str] = None,
-                         fresh: bool = False):
+                         fresh: bool = False, full: Optional[bool] = None):
         """The analysis of the file ``path`` (shared by every module that imports it);
         ``text`` is its source when the caller has already read it.  With ``fresh`` the
-        result is a real analysis with its events (for reporting), never the cached summary."""
-        from ..summaries import FrozenModule
-
+        result is a real analysis with its events (for reporting), never the cached summary,
+        and every function of it is analysed (``full``, the default with ``fresh``); a module
+        reached through an import has its body walked and its functions analysed only when
+        a caller needs their summaries."""
+        full = fresh if full is None else full
         key = os.path.abspath(path)
-        if key in self.by_path and not (fresh and isinstance(self.by_path[key], FrozenModule)):
-            return self.by_path[key]
+        if key in self.by_path and not (fresh and is_frozen(self.by_path[key])):
+            ma = self.by_path[key]
+            if full and ma is not None and key not in self.complete and key not in self.running:
+                ma.analyse_functions()
+                self.complete.add(key)
+            return ma
         name = name or self.module_name(path) or key
-        if self.cache is not None and not fresh:
-            frozen = self._from_cache(path)
+        if self._load_summary is not None and not fresh:
+            frozen = self._load_summary(key)
             if frozen is not None:
                 self.by_path[key] = self.modules[name] = frozen
                 return frozen
@@ -171,14 +121,16 @@ class Project:
         self.modules[name] = None
         self.running.add(name)
         try:
-            ma = self._analyse(path, self, text)
+            ma = self._analyse(key, self, text)
             if ma is not None:
                 ma.walk_body()
                 # The globals are complete: other modules may use them while this module's
                 # functions are analysed (import cycles through functions resolve fully).
                 self.by_path[key] = ma
                 self.modules[name] = ma
-                ma.analyse_functions()
+                if full:
+                    ma.analyse_functions()
+                    self.complete.add(key)
         except Exception:  # too deep, or a bug of ours: this module gives no summary
             if os.environ.get("JAXINTEROP_LINT_DEBUG"):
                 raise
@@ -186,9 +138,19 @@ class Project:
             self.by_path[key] = self.modules[name] = None
         finally:
             self.running.discard(name)
-        self.analysed += 1
         self.analysed_paths.append(key)
         return ma
+
+    def forget(self, path: str) -> None:
+        """Drop the analysis of ``path`` (it was made from another text)."""
+        key = os.path.abspath(path)
+        self.by_path.pop(key, None)
+        self._resolved.clear()
+        for name in [n for n, m in self.modules.items() if m is not None and getattr(m, "path", None) == key]:
+            del self.modules[name]
+        name = self.module_name(key)
+        if name is not None:
+            self.modules.pop(name, None)
 
     def replace(self, path: str, ma) -> None:
         """Use ``ma`` as the analysis of ``path`` from now on."""
@@ -197,14 +159,6 @@ class Project:
         name = self.module_name(path)
         if name is not None:
             self.modules[name] = ma
-
-    def _from_cache(self, path: str):
-        from ..summaries import thaw
-
-        entry = self.cache.entry(path)
-        if entry is None or not entry.get("summary"):
-            return None
-        return thaw(entry["summary"], _display(path), depends_on=entry.get("deps", {}).keys())
 
     def dependencies(self, path: str) -> set:
         """Every project file the analysis of ``path`` used, transitively."""
@@ -218,25 +172,6 @@ class Project:
                     todo.append(os.path.abspath(dep))
         seen.discard(os.path.abspath(path))
         return seen
-
-    def remember(self, path: str, **fields) -> None:
-        """Store cache fields for ``path`` with its current dependencies."""
-        if self.cache is not None:
-            self.cache.put(path, self.dependencies(path), **fields)
-
-    def remember_summaries(self) -> None:
-        """Store the summary of every module analysed in this run."""
-        if self.cache is None or not self.analysed_paths:
-            return
-        from ..summaries import FrozenModule, freeze
-
-        for path, ma in list(self.by_path.items()):
-            if ma is None or isinstance(ma, FrozenModule):
-                continue
-            try:
-                self.cache.put(path, self.dependencies(path), summary=freeze(ma))
-            except (RecursionError, ValueError, TypeError):
-                continue
 
     def resolve(self, qualified: str, importer=None) -> Optional[Value]:
         """The value of a project name such as ``pkg.mod.f`` (None: not project code, or
@@ -264,10 +199,10 @@ class Project:
             path = self.find_module(mod)
             if path is None:
                 continue
-            owners.add(path)
+            owners.add(os.path.abspath(path))
             if i == len(parts):
                 return Value(kind=QNAME, qname=qualified)
-            ma = self.analysis_of(mod)
+            ma = self.analysis_of(mod, parts[i])
             if ma is None:
                 return None
             value = ma.globals.get(parts[i])
@@ -287,19 +222,17 @@ class Project:
             return value
         return None
 
+    def exporting_of(self, path: str) -> frozenset:
+        """Short names of the functions and methods of file ``path`` that export a parameter
+        through a sink (its analysis is run, or loaded from the cache, first)."""
+        ma = self.analysis_of_path(path, full=True)
+        return ma.exporting_names() if ma is not None else frozenset()
+
     def exporting_names(self) -> frozenset:
-        """Names of project functions and methods that export a parameter through a sink:
-        a file that calls one of them must be analysed even if it names no sink itself."""
+        """Names of the project functions and methods analysed so far that export a
+        parameter through a sink."""
         out = set()
         for ma in list(self.by_path.values()):
-            if ma is None:
-                continue
-            out.update(ma.exporting_names())
+            if ma is not None:
+                out.update(ma.exporting_names())
         return frozenset(out)
-
-
-def _display(path: str) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # pragma: no cover - another drive on Windows
-        return path

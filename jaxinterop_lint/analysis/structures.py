@@ -53,7 +53,7 @@ class StructureMixin:
     # -- records ---------------------------------------------------------------------------
     def library_class(self, qn: str):
         """The class record standing for the library record class ``qn`` in this module."""
-        from .module import ClassRecord
+        from .records import ClassRecord
 
         table = self.ma.__dict__.setdefault("_library_classes", {})
         cls = table.get(qn)

@@ -12,6 +12,7 @@ attributes (a probe dead in the whole range is recorded as a ``probe`` event), `
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -24,6 +25,21 @@ from . import values as V
 # may hold for 0.12 and not for 1.0), so that ``and``/``or`` keep the stand-ins apart.
 STANDINS = ((0, 12, 0), (0, 99, 0), (1, 0, 0), (2, 0, 0))
 POINTS = frozenset(VT.RELEASES) | frozenset(STANDINS)
+
+
+KEY = "@jax-versions"     # the environment's entry of the releases reaching a point (analysis/versions.py)
+
+
+def project(walker) -> frozenset:
+    """The project's releases (the configuration's range)."""
+    return getattr(walker.ma.kb, "jax_versions", VT.DEFAULT)
+
+
+def current(walker) -> frozenset:
+    """The releases that can reach the walker's current point."""
+    env = walker.env
+    entry = env.get(KEY) if env is not None else None
+    return entry.versions if entry is not None else project(walker)
 
 
 def points(vs) -> frozenset:
@@ -260,7 +276,6 @@ def _probe(walker, call: cst.Call) -> Optional[frozenset]:
     if api is None or name not in apis.REMOVED_ATTRIBUTES or not walker.ma.is_removed_attribute_receiver(owner):
         return None
     found = api.available(VT.ALL)
-    from .versions import current
 
     if walker.env is not None and not (current(walker) & found):
         from .events import RemovedEvent
@@ -272,14 +287,15 @@ def _probe(walker, call: cst.Call) -> Optional[frozenset]:
 
 def _bound_once(walker, name: str):
     """The expression a module's name is bound to when it is bound exactly once (anywhere in
-    the module) by a plain ``name = expr``; None otherwise."""
+    the module) by a plain ``name = expr`` whose text can be a version test; None otherwise."""
     ma = walker.ma
     table = getattr(ma, "_bound_once", None)
     if table is None:
         source = getattr(ma, "source", "") or ""
-        # only modules that can bind a version test are scanned (one walk of the module)
-        wanted = "version" in source or "hasattr" in source or "getattr" in source
-        table = _scan_bindings(ma.module) if wanted else {}
+        # Only names assigned an expression that spells a version test are candidates (one
+        # regular expression over the text), and only modules with candidates are scanned.
+        candidates = frozenset(_CANDIDATE.findall(source))
+        table = _scan_bindings(ma.module, candidates, source) if candidates else {}
         try:
             ma._bound_once = table
         except AttributeError:  # pragma: no cover - a slotted analysis
@@ -287,41 +303,89 @@ def _bound_once(walker, name: str):
     return table.get(name)
 
 
-def _scan_bindings(module) -> dict:
+_CANDIDATE = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)[^\n]*"
+                        r"(?:__version|version\(|hasattr\(|getattr\(|\.release\b|\.minor\b|\.major\b)", re.M)
+_STATEMENT_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _expression_binders(name: str, source: str) -> int:
+    """Bindings of ``name`` inside expressions, counted in the text (the statement walk of
+    :func:`_scan_bindings` does not enter expressions): ``name :=``, ``for name in`` /
+    ``for a, name in`` in comprehensions, ``lambda name:`` parameters."""
+    n = re.escape(name)
+    return len(re.findall(rf"\b{n}\s*:=|\bfor\b[^\n:]*?\b{n}\b[^\n:]*?\bin\b|\blambda\b[^\n:]*\b{n}\b", source))
+
+
+def _scan_bindings(module, candidates: frozenset, source: str) -> dict:
+    """``{name: expression}`` for the ``candidates`` bound exactly once in ``module``: a walk
+    of its statements (never of its expressions: libcst's ``children`` is slow, and a module
+    has far fewer statements than nodes), plus the binders inside expressions counted in the
+    text (:func:`_expression_binders`, which only ever makes a name count more)."""
     counts: dict = {}
     values: dict = {}
 
     def bind(target, value=None):
         if isinstance(target, cst.Name):
-            counts[target.value] = counts.get(target.value, 0) + 1
-            if value is not None:
-                values[target.value] = value
+            if target.value in candidates:
+                counts[target.value] = counts.get(target.value, 0) + 1
+                if value is not None:
+                    values[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 bind(el.value)
         elif isinstance(target, cst.StarredElement):
             bind(target.value)
 
-    for node in _walk(module):
-        if isinstance(node, cst.Assign):
-            for t in node.targets:
-                bind(t.target, node.value if len(node.targets) == 1 else None)
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            bind(node.target, node.value if isinstance(node, cst.AnnAssign) else None)
-            if isinstance(node, cst.AugAssign):
-                bind(node.target)
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            bind(node.target)
-        elif isinstance(node, cst.NamedExpr):
-            bind(node.target)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            bind(node.name)
-        elif isinstance(node, cst.AsName):
-            bind(node.name)
-        elif isinstance(node, cst.Param):
-            bind(node.name)
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            for n in node.names:
-                counts[n.name.value] = 2
-    return {name: values[name] for name, n in counts.items() if n == 1 and name in values}
+    def params(node):
+        p = node.params
+        for param in [*p.posonly_params, *p.params, *p.kwonly_params]:
+            bind(param.name)
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                bind(star.name)
 
+    todo = [module]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        bind(t.target, small.value if len(small.targets) == 1 else None)
+                elif isinstance(small, cst.AnnAssign):
+                    bind(small.target, small.value)
+                elif isinstance(small, cst.AugAssign):
+                    bind(small.target)
+                    bind(small.target)
+                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bind(alias.asname.name if alias.asname is not None else alias.name)
+                elif isinstance(small, (cst.Global, cst.Nonlocal)):
+                    for n in small.names:
+                        if n.name.value in candidates:
+                            counts[n.name.value] = 2
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            bind(node.name)
+            if isinstance(node, cst.FunctionDef):
+                params(node)
+        elif isinstance(node, cst.For):
+            bind(node.target)
+        elif isinstance(node, (cst.With, cst.ExceptHandler)):
+            for item in getattr(node, "items", ()):
+                if item.asname is not None:
+                    bind(item.asname.name)
+            if isinstance(node, cst.ExceptHandler) and node.name is not None:
+                bind(node.name.name)
+        for attr in _STATEMENT_BODIES:
+            part = getattr(node, attr, None)
+            if part is None:
+                continue
+            if isinstance(part, (tuple, list)):
+                todo.extend(part)
+            elif isinstance(part, cst.BaseSuite):
+                todo.extend(part.body if isinstance(part, cst.IndentedBlock) else [part])
+            else:
+                todo.append(part)
+    return {name: values[name] for name, n in counts.items()
+            if n == 1 and name in values and not _expression_binders(name, source)}

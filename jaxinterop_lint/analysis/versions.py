@@ -27,12 +27,10 @@ from typing import Optional
 
 import libcst as cst
 
-from ..knowledge import versions as VT
 from . import values as V
-from .version_tests import SKIP_IF, SKIP_UNLESS, branches, releases
+from .version_tests import KEY, SKIP_IF, SKIP_UNLESS, branches, current, project, releases  # noqa: F401
 from .version_tests import POINTS, STANDINS, points  # noqa: F401  (re-exported)
 
-KEY = "@jax-versions"
 KIND = "jax-versions"
 
 
@@ -42,18 +40,6 @@ class VersionsValue(V.Value):
     mutated, like every :class:`~jaxinterop_lint.analysis.values.Value`)."""
 
     versions: frozenset = frozenset()
-
-
-def project(walker) -> frozenset:
-    """The project's releases (the configuration's range)."""
-    return getattr(walker.ma.kb, "jax_versions", VT.DEFAULT)
-
-
-def current(walker) -> frozenset:
-    """The releases that can reach the walker's current point."""
-    env = walker.env
-    entry = env.get(KEY) if env is not None else None
-    return entry.versions if entry is not None else project(walker)
 
 
 def join(a: Optional[VersionsValue], b: Optional[VersionsValue]) -> Optional[VersionsValue]:
@@ -71,7 +57,7 @@ def narrow(walker, reached: frozenset) -> None:
     """Restrict the current point to ``reached`` (evaluation points, as :func:`branches`
     gives them; intersected with what reaches it already); an empty set makes the point
     unreachable."""
-    if walker.env is None:
+    if walker.env is None or reached is POINTS:   # an unknown test: every release goes on
         return
     vs = current(walker) & releases(reached)
     if not vs:

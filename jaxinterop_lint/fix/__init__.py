@@ -1,10 +1,9 @@
-"""Automatic fixes (``jaxinterop-lint --fix``).
+"""Automatic fixes (``jaxinterop-lint --fix``): applying them and writing the files.
 
 The rules compute each finding's :class:`~jaxinterop_lint.finding.Fix` with the helpers of
-:mod:`.edits` and :mod:`.remedies` (libcst transformations of the reported node, turned into
-range edits of the linted text).  :mod:`.apply` applies the fixes of one text until none is
-left; :mod:`.files` reads, fixes and atomically rewrites files, or prints a diff.
-
-Nothing is imported here eagerly: the rules import :mod:`.remedies` while the engine imports
-the rules, and :mod:`.apply` imports the engine.
+:mod:`jaxinterop_lint.rules.edits` and :mod:`jaxinterop_lint.rules.remedies` (libcst
+transformations of the reported node, turned into range edits of the linted text), below
+the engine.  This package sits above it: :mod:`.apply` applies the fixes of one text until
+none is left (linting again through the engine); :mod:`.files` reads, fixes and atomically
+rewrites files (:mod:`.writer`), or prints a diff; :mod:`.report` summarises a run.
 """

@@ -25,7 +25,7 @@ from ..config import Config
 from ..engine import FileResult, SourceError, lint_source, parse
 from ..finding import Edit, Finding
 from ..catalog import applicable  # noqa: F401  (re-exported)
-from .edits import line_starts, offset
+from ..rules.edits import line_starts, offset
 
 MAX_ROUNDS = 10
 _IMPORT = re.compile(r"import ([A-Za-z_][\w.]*)(?: as ([A-Za-z_]\w*))?")
@@ -135,12 +135,11 @@ def check_parses(original: str, fixed: str) -> Optional[str]:
 
 def lint_text(text: str, path: str, config: Config, project=None) -> FileResult:
     """Lint ``text`` as the command line does, with the whole-``project`` analysis when given
-    (see :func:`jaxinterop_lint.session.shared_project`)."""
+    (see :func:`jaxinterop_lint.engine.shared_project`)."""
     if project is None:
         return lint_source(text, path, config)
     _forget_stale(project, path, text)
-    force = bool(getattr(project, "calls_exporting", lambda _: False)(text))
-    return lint_source(text, path, config, project=project, force=force)
+    return lint_source(text, path, config, project=project)
 
 
 def _forget_stale(project, path: str, text: str) -> None:

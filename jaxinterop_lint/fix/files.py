@@ -134,7 +134,7 @@ def _project(path: str, config: Config):
     """The whole-project analysis the command line uses for ``path`` (None outside a
     project, or where this build has no project analysis)."""
     try:
-        from ..session import shared_project
+        from ..engine import shared_project
     except ImportError:  # pragma: no cover - older engine
         return None
     return shared_project(path, config)
@@ -160,11 +160,11 @@ def fix_paths(paths: Iterable[str], config: Optional[Config] = None, unsafe: boo
     """Discover the files under ``paths`` and fix each one (``write=False``: compute the
     fixes only, for ``--diff``).  A file reached twice (through a symlink) is fixed once.
     Returns a :class:`FixRun`."""
-    from ..discover import discover
+    from ..pipeline.discover import discover
 
     config = config or Config()
     paths = list(paths)
-    files = list(discover(paths, config.exclude, config.extend_exclude))
+    files = list(discover(paths, config.exclude, config.extend_exclude, config.respect_gitignore))
     roots = allowed_roots(paths)
     if write:  # temporary files a killed run left behind
         writer.clean_stale({os.path.dirname(os.path.realpath(f)) for f in files})
@@ -197,7 +197,7 @@ def unified_diff(fixed: FileFix) -> str:
         return ""
     old = _LINES.findall(fixed.old)
     new = _LINES.findall(fixed.new)
-    from ..report import escape_path
+    from ..escape import escape_path
 
     name = escape_path(os.path.normpath(fixed.path))
     lines = list(difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"))

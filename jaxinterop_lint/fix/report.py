@@ -45,7 +45,7 @@ def finish_fix_only(run: FixRun, unsafe: bool, quiet: bool) -> int:
 
 
 def _lint_errors(run: FixRun) -> None:
-    from ..report import display_path
+    from ..escape import display_path
 
     for path, err in run.lint.errors:
         print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)

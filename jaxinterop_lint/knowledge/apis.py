@@ -3,7 +3,7 @@
 Every fact here comes from ``../shared/docs/jax-interop.md`` (read in the jax-ml/jax sources
 around 0.11/0.12 and run with jax 0.10.2 / 0.12.0.1, torch 2.13, numpy 2.4).  Supporting a new
 library is one line in one of these tables; the analysis and the text prefilter
-(:mod:`jaxinterop_lint.prefilter`) are driven by them.
+(:mod:`jaxinterop_lint.pipeline.words`) are driven by them.
 
 Protocols: ``CAI`` (CUDA Array Interface), ``DLPACK``, ``RAW`` (raw buffer: pointers and the
 Python buffer protocol).  ``raises`` is the exception class JAX raises on that path for a
@@ -106,8 +106,10 @@ PROPAGATING_WRAPPERS = frozenset({
     "jax.custom_vjp", "jax.named_scope", "equinox.filter_jit", "flax.linen.jit",
 })
 
-# Wrappers that accept ``donate_argnums`` / ``donate_argnames`` (rule JXI008).
+# Wrappers that accept ``donate_argnums`` / ``donate_argnames`` (rule JXI008), and those
+# keywords (jax/_src/api.py ``jit``).
 DONATING_WRAPPERS = frozenset({"jax.jit", "jax.experimental.pjit.pjit", "jax.pmap"})
+DONATION_KEYWORDS = frozenset({"donate_argnums", "donate_argnames"})
 
 # Direct producers of multi-device arrays, always (section 5).
 DIRECT_SOURCES: dict[str, str] = {
@@ -431,3 +433,17 @@ ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.Arr
 
 # Roots whose import makes a module "a JAX module" (rule JXI005 on unknown receivers).
 JAX_ROOTS = frozenset({"jax", "jaxlib", "flax", "equinox", "optax"})
+
+
+# The tables where multi-device values start (or, for donation, where a JAX buffer is
+# deleted): the plan's JAX words are their names (pipeline/words.py).  Every other table
+# says what a value becomes, what consumes it or what guards it.  A new table goes in one
+# of the two lists of pipeline/words.py (tests/test_prefilter.py fails on a table in neither).
+ORIGIN_TABLES = ("SOURCE_WRAPPERS", "DIRECT_SOURCES", "PLACEMENT_CALLS", "PLACEMENT_KEYWORDS",
+                 "PLACEMENT_METHODS", "SHARDING_CONSTRUCTORS", "MESH_SHARDINGS", "PARTITION_SPECS",
+                 "MESH_CONTEXTS", "FLAX_REPLICATORS", "DONATION_KEYWORDS")
+# The tables that state a placement's device count (a mesh shape, a device list): a
+# module-level name defined with them decides whether a sharding made from it spans several
+# devices, so the plan analyses the module defining it for an importer that takes it
+# (pipeline/plan.py ``Plan.units``); they make no file JAX origin code by themselves.
+COUNT_TABLES = ("MESH_SHAPE_CALLS", "MESH_CONSTRUCTORS", "SINGLE_DEVICE_CONSTRUCTORS", "DEVICE_LISTS")

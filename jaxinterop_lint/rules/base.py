@@ -28,7 +28,7 @@ def true_position(ma, pos: tuple) -> tuple:
         shifts = {}
         source = getattr(ma, "source", None)
         if source and "\f" in source:
-            from ..engine import LINE_SPLIT
+            from ..source import LINE_SPLIT
 
             written = LINE_SPLIT.split(ma.module.code)
             for i, line in enumerate(LINE_SPLIT.split(source)):

@@ -5,7 +5,7 @@ from typing import Optional
 
 from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
-from ..fix import remedies
+from . import remedies
 from .base import Rule, RuleContext, describe_raise, verdict
 
 

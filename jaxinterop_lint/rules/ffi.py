@@ -5,7 +5,7 @@ from typing import Optional
 
 from ..analysis.events import FfiCopyEvent
 from ..finding import Finding, Fix
-from ..fix import remedies
+from . import remedies
 from ..knowledge.apis import FFI_COPY_FAILURES
 from .base import Rule, RuleContext
 

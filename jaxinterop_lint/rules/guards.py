@@ -7,8 +7,8 @@ import libcst as cst
 
 from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
-from ..fix import remedies
-from ..fix.edits import replace
+from . import remedies
+from .edits import replace
 from .base import Rule, RuleContext, missing_names, verdict
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 
 from ..analysis.events import RemovedEvent
 from ..finding import Finding, Fix
-from ..fix import remedies
+from . import remedies
 from ..knowledge import versions as VT
 from .base import Rule, RuleContext, catches
 

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from .knowledge.structures import DATACLASS_DECORATORS, RECORD_BASES, RECORD_METHODS
+from ..knowledge.structures import DATACLASS_DECORATORS, RECORD_BASES, RECORD_METHODS
 
 _TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -86,7 +86,7 @@ class Masker:
     """The top-level statements of one text, and renderings of it with some blanked.
 
     A statement is kept when it is an import, names an interop word of ``prefilter`` (a
-    :class:`~jaxinterop_lint.prefilter.Prefilter`) or a name an interop import binds, uses a
+    :class:`~jaxinterop_lint.pipeline.words.Prefilter`) or a name an interop import binds, uses a
     name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses: a
     module-level assignment always, a function or class only when it can make a
     multi-device value (it names a source API, or uses a function or class that does).
@@ -138,7 +138,7 @@ class Masker:
                 self.by_name.setdefault(n, []).append(i)
         # Functions and classes that can make a multi-device value: they name a source, or
         # use one that does (fixpoint).  Only those are kept for the names kept code uses.
-        from .prefilter import SOURCE_RE
+        from .words import SOURCE_RE
 
         self.carrying = [d and (b or bool(SOURCE_RE.search(c)) or bool(_HOLDS_OR_GUARDS.search(c)))
                          for d, b, c in zip(self.is_def, self.base, chunks)]
@@ -163,7 +163,7 @@ class Masker:
         """For a kept class spanning lines ``a..b``: which of its lines to keep, blanking the
         methods that name no interop API, define no name in ``needed`` and are not used by a
         kept method; None to keep the class whole."""
-        from .prefilter import SOURCE_RE
+        from .words import SOURCE_RE
 
         lines = self.lines[a:b + 1]
         head = next((i for i, ln in enumerate(lines) if ln.startswith("class ")), None)
@@ -223,6 +223,20 @@ class Masker:
         name in ``callers_of`` (functions found to export a parameter) are kept too."""
         if not self.usable or not self.interesting:
             return None
+        # Functions of this file that name a consumer may export a parameter: their callers
+        # are kept, so that the text is parsed once (never again after the analysis).
+        callers_of = set(callers_of).union(*(self.defines[i] for i, d in enumerate(self.is_def)
+                                             if d and self.base[i]))
+        # ... and so may a function that calls one of them (``def relay(b): return
+        # to_torch(b)``): the closure, so that a caller of a caller is kept too.
+        grew = True
+        while grew:
+            grew = False
+            for i, d in enumerate(self.is_def):
+                if d and self.idents[i] & callers_of and not self.defines[i] <= callers_of:
+                    callers_of |= self.defines[i]
+                    grew = True
+        callers_of = frozenset(callers_of)
         keep = [k or bool(callers_of and ids & callers_of) for k, ids in zip(self.base, self.idents)]
         needed: set = set()
         todo = [i for i, k in enumerate(keep) if k]

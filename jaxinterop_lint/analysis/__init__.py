@@ -1,0 +1,1 @@
+"""The analysis: name resolution, the provenance walk, function and module summaries."""

@@ -1,0 +1,76 @@
+"""Stage 4, analyse: parse a planned file once with libcst and run its module analysis.
+
+The only place the package parses with libcst (:func:`parse_module`; :data:`PARSES` counts
+the parses per file in this process, for the tests that prove a file is parsed at most
+once and a file no JAX code reaches never).  Large files have the top-level statements that
+cannot matter blanked first (:mod:`.masking`); the callers of functions that may export a
+parameter (this file's own, and those the plan found among its imports) are kept, so the
+masked text is never parsed a second time after the analysis.  The analysis itself is
+reached through narrow entry points: :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis`
+construction, ``walk_body``/``analyse_functions``/``run``, ``events``.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Optional
+
+from ..source import SourceError, guard, parse
+from .words import Prefilter
+
+PARSES: Counter = Counter()
+
+
+def parse_module(text: str, path: str, masker=None):
+    """Parse ``text`` (masked by ``masker`` when it pays); returns ``(module, masker or
+    None)``.  Raises :class:`SourceError`."""
+    import libcst as cst
+
+    guard(text)
+    PARSES[os.path.abspath(path)] += 1
+    if masker is not None:
+        masked = masker.render(masker.callers)
+        if masked is not None:
+            try:
+                module = cst.parse_module(masked)
+                masker.text = masked
+                return module, masker
+            except Exception:  # the scanner cut a statement wrongly: parse the whole text
+                PARSES[os.path.abspath(path)] += 1
+    return parse(text, guarded=True), None
+
+
+def build_analysis(text: str, path: str, config, project=None, sinks: Optional[Prefilter] = None,
+                   callers=frozenset(), whole: bool = False):
+    """Parse one module and make its (not yet run) analysis, with ``project`` attached for
+    cross-module names.  ``sinks`` are the consumer words for masking, ``callers`` names
+    whose callers must be kept; ``whole`` parses the text whole.  Raises SourceError."""
+    from ..analysis.module import ModuleAnalysis
+    from .masking import Masker
+
+    masker = None
+    if not whole and sinks is not None:
+        masker = Masker(text, sinks)
+        masker.callers = frozenset(callers)
+    module, masker = parse_module(text, path, masker)
+    if project is not None:
+        package = project.package_of(path)
+    else:
+        from ..source import package_of
+
+        package = package_of(path) if os.path.exists(path) else ""
+    ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
+    ma.masker = masker
+    ma.parsed_text = masker.text if masker is not None else text
+    if project is not None and os.path.isabs(path):
+        ma.display_path = project.display(path)
+    return ma
+
+
+def run_analysis(ma):
+    """Run a module analysis made by :func:`build_analysis`; raises SourceError when it is
+    too deeply nested."""
+    try:
+        return ma.run()
+    except RecursionError:
+        raise SourceError("too deeply nested to analyse") from None

@@ -1,0 +1,191 @@
+"""Where a project's modules are, as Python finds them: module names, files, project roots.
+
+A module's name comes from the folder above its outermost package (the folder ``python -m``
+would be run from: climb while ``__init__.py`` exists), also when the project's marker
+(``pyproject.toml``, ``.git`` ...) is higher up, so a package nested anywhere in a repository
+is followed across its imports.  Files outside any package are named from the project's
+source roots (``<root>/src``, ``<root>``), which also gives namespace packages.
+
+Installed third-party packages are never project code: names of the libraries in the API
+tables and of the standard library never resolve to files.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+from ..knowledge import apis
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+
+_TABLE_ROOTS = frozenset(
+    q.split(".")[0]
+    for table in (apis.CALL_SINKS, apis.SOURCE_WRAPPERS, apis.DIRECT_SOURCES, apis.PLACEMENT_CALLS,
+                  apis.REMOVED_CALLS, apis.SANITIZERS)
+    for q in table
+) | apis.JAX_ROOTS | {"functools", "builtins", "numpy", "torch", "cupy", "numba", "warp", "tensorflow"}
+LIBRARY_ROOTS = _TABLE_ROOTS | frozenset(getattr(sys, "stdlib_module_names", ()))
+
+_MARKED: dict = {}
+
+
+def _markers(folder: str) -> tuple:
+    out = _MARKED.get(folder)
+    if out is None:
+        out = _MARKED[folder] = tuple(m for m in ROOT_MARKERS if os.path.exists(os.path.join(folder, m)))
+    return out
+
+
+def _home() -> Optional[str]:
+    try:
+        return os.path.realpath(os.path.expanduser("~"))
+    except (KeyError, RuntimeError):  # pragma: no cover - no home at all
+        return None
+
+
+def package_top(path: str) -> str:
+    """The folder above the outermost package holding ``path`` (its own folder when that
+    folder is not a package)."""
+    full = os.path.abspath(path)
+    folder = full if os.path.isdir(full) else os.path.dirname(full)
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def find_root(paths) -> str:
+    """The project root of the first of ``paths``: the nearest folder at or above it holding
+    a project marker, never climbing above the git work tree that holds the path, and never
+    a home folder or the file system's root (a dotfiles repository in ``$HOME`` is no
+    project).  Without such a folder: the folder above the path's outermost package."""
+    start = os.path.abspath(next(iter(paths), "."))
+    folder = start if os.path.isdir(start) else os.path.dirname(start)
+    home = _home()
+    probe = folder
+    while True:
+        marks = _markers(probe)
+        forbidden = probe == home or os.path.dirname(probe) == probe
+        if marks and not forbidden:
+            return probe
+        if ".git" in marks or forbidden:
+            break        # never above the work tree, a home folder or /
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    return package_top(folder)
+
+
+def has_marker(root: str) -> bool:
+    """Whether ``root`` holds a project marker (it is a real project, not a bare folder)."""
+    return bool(_markers(root))
+
+
+class ModuleIndex:
+    """The module names and files of one project: source roots ``<root>/src`` and
+    ``<root>``, plus the folder above the outermost package of every file added with
+    :meth:`add_file` (what ``python -m`` would use)."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self.roots = [r for r in (os.path.join(self.root, "src"), self.root) if os.path.isdir(r)]
+        self._tops: Optional[frozenset] = None
+        self._paths: dict = {}
+        self._names: dict = {}
+
+    def add_file(self, path: str) -> None:
+        """Make the packages around ``path`` importable by their Python names."""
+        full = os.path.abspath(path)
+        folder = os.path.dirname(full)
+        if not os.path.isfile(os.path.join(folder, "__init__.py")):
+            return
+        top = package_top(full)
+        if top not in self.roots:
+            self.roots.append(top)
+            self._tops = None
+            self._paths.clear()
+            self._names.clear()
+
+    @property
+    def top_names(self) -> frozenset:
+        """Top-level module and package names found in the source roots."""
+        if self._tops is None:
+            names = set()
+            for r in self.roots:
+                try:
+                    entries = os.listdir(r)
+                except OSError:
+                    continue
+                for e in entries:
+                    if e.endswith(".py"):
+                        names.add(e[:-3])
+                    elif e.isidentifier() and not e.startswith(".") and os.path.isdir(os.path.join(r, e)):
+                        names.add(e)
+            self._tops = frozenset(names - LIBRARY_ROOTS)
+        return self._tops
+
+    def module_name(self, path: str) -> Optional[str]:
+        """The dotted module name of a file: from the folder above its outermost package when
+        it is in a package, else from the first source root holding it; None outside them."""
+        full = os.path.abspath(path)
+        if full in self._names:
+            return self._names[full]
+        name = None
+        folder = os.path.dirname(full)
+        bases = [package_top(full)] if os.path.isfile(os.path.join(folder, "__init__.py")) else []
+        for r in bases + self.roots:
+            if full.startswith(r + os.sep):
+                rel = os.path.relpath(full, r)[:-3].split(os.sep)
+                if rel[-1] == "__init__":
+                    rel = rel[:-1]
+                if rel and all(p.isidentifier() for p in rel):
+                    name = ".".join(rel)
+                    break
+        self._names[full] = name
+        return name
+
+    def package_of(self, path: str) -> str:
+        """The package relative imports of ``path`` start from."""
+        name = self.module_name(path)
+        if name is None:
+            return ""
+        if os.path.basename(path) == "__init__.py":
+            return name
+        return name.rpartition(".")[0]
+
+    def is_project(self, name: str) -> bool:
+        """Whether the top of ``name`` is one of the project's top-level names."""
+        return name.split(".")[0] in self.top_names
+
+    def find_module(self, name: str) -> Optional[str]:
+        """The file of module ``name`` in this project, or None."""
+        if name in self._paths:
+            return self._paths[name]
+        found = None
+        if self.is_project(name):
+            rel = name.replace(".", os.sep)
+            for r in self.roots:
+                for cand in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
+                    if os.path.isfile(cand):
+                        found = cand
+                        break
+                if found:
+                    break
+        self._paths[name] = found
+        return found
+
+    def absent_candidates(self, name: str) -> list:
+        """Files that would make the missing module ``name`` importable (for the cache: a
+        result that used the absence of ``name`` is stale once one of them exists); empty
+        for library names and for modules that exist."""
+        top = name.split(".")[0]
+        if not top or top in LIBRARY_ROOTS or self.find_module(name) is not None:
+            return []
+        rel = name.replace(".", os.sep)
+        out = []
+        for r in self.roots:
+            out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]
+            if "." not in name:
+                out.append(os.path.join(r, rel))     # a namespace package folder
+        return out

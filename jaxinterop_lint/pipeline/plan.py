@@ -1,0 +1,600 @@
+"""Stage 3, plan: which files are parsed, computed from cheap facts of their text.
+
+A file's *facts* (:func:`facts_of`) are read from its text with a few regular expressions,
+never parsed: its imports (absolute module names and the names taken), whether it names a
+consumer (:data:`~.words.DEFAULT`), JAX words (where multi-device values start), words that
+alone make a finding (removed APIs, FFI callbacks), array annotations (opt-in JXI009).  They
+are stored with the file's hash, so a warm run plans without reading.
+
+From the facts and the import graph (project imports resolved to files, re-exports of
+packages followed) the plan decides, to a fixpoint over the graph:
+
+- ``carrier(M)``: M can make or hand on a multi-device value: it names JAX words, or takes
+  a name from a carrier (a package taken whole counts only for what its ``__init__`` itself
+  names: see :meth:`Plan.carrier_name`), at the level of names: a function or class
+  carries when it names JAX words or uses a name taken from a carrier.
+- ``reach(F)``: JAX code reaches F: F names JAX words or takes a name from a carrier.
+- ``direct(F)``: F can make a finding by itself: a word that alone makes one (of an enabled
+  rule), or a consumer that JAX code reaches, or (JXI009 on) a consumer beside an array
+  annotation.
+- ``candidates``: F that JAX code reaches and that takes names from modules naming a
+  consumer; the summaries of those modules (analysed first) refine them: F is analysed when
+  one of its names exports a parameter (:meth:`Plan.calls_exporter`).
+- ``gate(M)``: whether the analysis may parse a module it reaches through an import to get
+  its summary: carriers, modules naming a consumer, and packages' ``__init__`` (re-exports).
+
+So a file of PyTorch or CuPy code that no JAX code reaches is never parsed.  The plan also
+keeps the reverse import graph (:attr:`Plan.importers`: file -> files that take names from
+it, and which) and the set of reported files (:attr:`Plan.reported`).
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from typing import Optional
+
+from ..knowledge import apis
+from .modules import ModuleIndex
+from .read import Reader
+from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, build, count_words,
+                    jax_words)
+
+FACTS_VERSION = 8
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TOP_NAME = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+
+
+# A unit that defines a function or class (its decorators first): device-count words there
+# do not make its name a carrier (only module-level values, such as a mesh, do).
+_DEFINES_UNIT = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?(?:def|class)\b")
+_PROSE = re.compile(r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|^[ \t]*#[^\n]*''', re.M)
+_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+def _units_of(text: str) -> list:
+    """Split a module's text into top-level units: ``[(names it defines, lines)]``.  A def
+    or class defines its name (its decorators go with it); any other top-level statement
+    defines the names assigned in it (at any depth: ``if``/``try`` blocks); imports are left
+    out (the plan has them).  A line at column 0 inside a bracket or a string (rare) starts
+    a unit of its own, which only makes the plan keep more."""
+    units = []
+    current = None
+    pending: list = []
+    for line in text.splitlines(True):
+        head = line[:1]
+        if head and head not in " \t\r\n#)]}" and not line.startswith(("else", "elif", "except", "finally")):
+            if line.startswith("@"):
+                pending.append(line)
+                current = None
+                continue
+            m = _TOP_NAME.match(line)
+            if m:
+                current = [*pending, line]
+                units.append(((m.group(1),), current))
+            elif line.startswith(("import ", "from ")):
+                current = False
+            else:
+                current = [*pending, line]
+                units.append((None, current))
+            pending = []
+            continue
+        if current:
+            current.append(line)
+    return [(names if names is not None else tuple(_ASSIGNED.findall("".join(lines))), lines)
+            for names, lines in units]
+
+
+@lru_cache(maxsize=4096)
+def _word_re(word: str):
+    # A whole identifier, not the name of a def or class (defining an API is not using it).
+    return re.compile(r"(?<![\w])(?<!def )(?<!class )%s(?![\w])" % re.escape(word))
+
+
+def uses_any(text: str, words) -> bool:
+    """Whether one of ``words`` is used in ``text`` as a whole identifier (not defined)."""
+    for w in words:
+        if w in text and _word_re(w).search(text) is not None:
+            return True
+    return False
+
+
+def has_word(text: str, word: str) -> bool:
+    """Whether ``word`` is used in ``text`` as a whole identifier."""
+    return uses_any(text, (word,))
+
+
+def resolve_relative(module: Optional[str], level: int, package: str) -> Optional[str]:
+    """Absolute module name of ``from <level dots><module> import``, relative to ``package``;
+    None when it climbs above the top."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(base) if base else None
+
+
+def imports_of(text: str, package: str) -> list:
+    """``[[module, names]]`` imported by ``text``: ``names`` is a list of ``[name, alias]``
+    for ``from m import ...`` (``["*", None]`` for a star import), None for ``import m``.
+    Found from the occurrences of ``import`` (faster than a multi-line regex over the text);
+    imports spelled in strings count too, which only adds to the plan."""
+    out = []
+    i = text.find("import")
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        head = text[start:i].lstrip(" \t")
+        if head.startswith("from ") or not head:
+            if text.find("(", i, end) >= 0 and text.find(")", i, end) < 0:
+                close = text.find(")", end)
+                end = len(text) if close < 0 else close + 1
+            stmt = text[start:end]
+            m = _FROM.match(stmt) if head else _IMPORT.match(stmt)
+            if m is not None and head:
+                dots, mod, names = m.groups()
+                base = resolve_relative(mod or None, len(dots), package)
+                if base:
+                    taken = []
+                    for part in names.strip().strip("()").replace("\\\n", " ").replace("\n", " ").split(","):
+                        a = _ALIAS.match(part.strip())
+                        if a:
+                            taken.append([a.group(1), a.group(2)])
+                        elif part.strip() == "*":
+                            taken.append(["*", None])
+                    out.append([base, taken])
+            elif m is not None:
+                for part in m.group(1).replace("\\", " ").split(","):
+                    a = _ALIAS.match(part.strip())
+                    if a:
+                        out.append([a.group(1), None])
+        i = text.find("import", end)
+    return out
+
+
+class Words:
+    """The word lists of one configuration (see :mod:`.words`)."""
+
+    def __init__(self, extra_sinks=(), extra_sources=()):
+        self.sinks: Prefilter = build(tuple(sorted(extra_sinks))) if extra_sinks else DEFAULT
+        self.origins = jax_words(tuple(extra_sources)).by_root()
+        self.counts = count_words().by_root()
+        bare = bare_jax_words()
+        self.qualified_origins = {r: tuple(n for n in names if n not in bare) for r, names in self.origins.items()}
+        self.bare_origins = tuple(sorted(bare, key=len, reverse=True))
+        self.alone = alone_words()
+        self.annotations = annotation_words().by_root()
+        self.jax_roots = frozenset(apis.JAX_ROOTS)
+        # What the masking keeps: statements naming a consumer or a word that alone makes a
+        # finding.
+        alone = frozenset(n for specs in self.alone.values() for names, _, _ in specs for n in names)
+        self.masking = Prefilter(self.sinks.standalone | alone, self.sinks.pairs)
+
+
+_WORDS: dict = {}
+
+
+def words_for(config) -> Words:
+    """The (memoised) word lists of ``config``."""
+    key = (tuple(sorted(config.extend_sinks)), tuple(sorted(config.extend_sources)))
+    w = _WORDS.get(key)
+    if w is None:
+        w = _WORDS[key] = Words(*key)
+    return w
+
+
+def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
+    for root, names in by_root.items():
+        if root is None and not jax or root is not None and root not in roots:
+            continue
+        if uses_any(text, names):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _attr_re(word: str):
+    """``.word`` as an attribute, or ``getattr(obj, "word"...)`` (a constant name is the
+    attribute it names, as the analysis reads it)."""
+    w = re.escape(word)
+    return re.compile(r"\.[ \t]*%s(?![\w])|\bgetattr\([^,()]*,[ \t]*[\"']%s[\"']" % (w, w))
+
+
+def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> bool:
+    """Whether ``text`` uses a consumer: a method, attribute or builtin sink, or a sink of a
+    library whose root it imports, used as an attribute (``torch.tensor(``, or
+    ``getattr(torch, "tensor")``) or imported by name (``taken``: the names of its
+    from-imports)."""
+    if not sinks.wants(text):
+        return False
+    if uses_any(text, sinks.standalone):
+        return True
+    for root, names in sinks.pairs:
+        if root in roots:
+            for n in names:
+                if n in text and (n in taken or _attr_re(n).search(text)):
+                    return True
+    return False
+
+
+def _taken(imports) -> frozenset:
+    """The names from-imports take (as the module spells them: ``from torch import
+    from_dlpack as fd`` takes ``from_dlpack``)."""
+    return frozenset(name for _, names in imports for name, _alias in names or ())
+
+
+def _alone(text: str, specs, jax: bool) -> bool:
+    return any((jax or not needs_jax) and uses_any(text, names) and (not needs or uses_any(text, needs))
+               for names, needs, needs_jax in specs)
+
+
+def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
+    """The plan's facts of one file's text (see the module docstring).  With ``lazy`` the
+    JAX words and annotations are left for :func:`more_facts` (the plan asks for them only
+    where they decide something)."""
+    imports = imports_of(text, package)
+    roots = {m.split(".")[0] for m, _ in imports}
+    jax = bool(roots & w.jax_roots)
+    f = {
+        "v": FACTS_VERSION,
+        "imports": imports,
+        "sink": _consumer(text, w.sinks, roots, _taken(imports)),
+        "alone": sorted(code for code, specs in w.alone.items() if _alone(text, specs, jax)),
+        # the same words where no JAX root is imported: a finding when JAX code reaches the file
+        "alone_reached": sorted(code for code, specs in w.alone.items()
+                                if not jax and _alone(text, specs, True) and not _alone(text, specs, False)),
+    }
+    return f if lazy else more_facts(f, text, w)
+
+
+def more_facts(f: dict, text: str, w: Words) -> dict:
+    """``f`` with ``origin`` (JAX words) and ``annot`` (array annotations) filled in."""
+    roots = {m.split(".")[0] for m, _ in f["imports"]}
+    jax = bool(roots & w.jax_roots)
+    f["origin"] = _named(text, w.origins, roots, jax)
+    f["annot"] = _named(text, w.annotations, roots, jax)
+    return f
+
+
+def can_find(f: dict, enabled, w: Words) -> bool:
+    """Whether a file with facts ``f`` can make a finding of an ``enabled`` rule whatever
+    JAX code reaches it: a word that alone makes one (the JXI006 words beside a consumer),
+    or a consumer beside an array annotation with JXI009 on."""
+    for code in set(f["alone"]) & set(enabled):
+        if all(needs_jax for _, _, needs_jax in w.alone[code]) or f["sink"]:
+            return True
+    return bool(f["sink"] and f.get("annot") and "JXI009" in enabled)
+
+
+class Plan:
+    """The plan of one run over one project (or over lone files: ``index`` None).
+
+    ``reader`` reads and hashes; ``store`` (or None) keeps facts by hash; ``enabled`` is the
+    set of rule codes the run reports; ``reported`` the absolute paths of the files reported
+    (the files under the linted paths)."""
+
+    def __init__(self, reader: Reader, index: Optional[ModuleIndex], config, store=None,
+                 enabled=frozenset(), reported=frozenset()):
+        self.reader = reader
+        self.index = index
+        self.store = store
+        self.words = words_for(config)
+        self.enabled = frozenset(enabled)
+        self.reported = set(reported)
+        self.reported_under: list = []   # folders whose files are all reported (flake8's paths)
+        self.importers: dict = {}       # file -> {importer: names taken (None: the module)}
+        self._facts: dict = {}
+        self._targets: dict = {}
+        self._carrier: dict = {}
+        self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
+        self._units: dict = {}
+        self._carrier_name: dict = {}
+        self.reach_asked: set = set()   # files whose decision followed the import graph
+        self._absent: dict = {}
+        self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
+
+    def is_reported(self, path: str) -> bool:
+        """Whether the file ``path`` (absolute) is among the reported files."""
+        return path in self.reported or any(path == r or path.startswith(r + os.sep) for r in self.reported_under)
+
+    # -- facts ---------------------------------------------------------------------------
+    def facts(self, path: str) -> Optional[dict]:
+        """The facts of ``path`` (absolute), None when it cannot be read."""
+        if path in self._facts:
+            return self._facts[path]
+        f = None
+        given = self.texts.get(path)
+        digest = None if given is not None else self.reader.digest(path)
+        if given is None and digest is None:
+            self._facts[path] = None
+            return None
+        entry = self.store.get(path) if self.store is not None and given is None else None
+        if entry is not None and entry.get("hash") == digest:
+            f = entry.get("facts")
+            if not isinstance(f, dict) or f.get("v") != FACTS_VERSION:
+                f = None
+        if f is None:
+            try:
+                text = given if given is not None else self.reader.text(path)
+            except Exception:
+                self._facts[path] = None
+                return None
+            package = self.index.package_of(path) if self.index is not None else ""
+            f = facts_of(text, package, self.words, lazy=True)
+            if self.store is not None and given is None:
+                digest = self.reader.digest(path)
+                if digest is not None:
+                    self.store.put(path, digest, self.reader.stamp_to_store(path), facts=f)
+        self._facts[path] = f
+        return f
+
+    def full_facts(self, path: str) -> Optional[dict]:
+        """:meth:`facts` with the JAX words and annotations (read from the text once)."""
+        f = self.facts(path)
+        if f is not None and "origin" not in f:
+            try:
+                text = self.texts.get(path)
+                more_facts(f, text if text is not None else self.reader.text(path), self.words)
+            except Exception:
+                f["origin"] = f["annot"] = False
+        return f
+
+    # -- the import graph ----------------------------------------------------------------
+    def targets(self, path: str) -> list:
+        """``[(file, names)]``: the project files ``path`` takes names from (``names`` None:
+        the module itself), re-exports of packages followed.  Fills :attr:`importers`."""
+        if path in self._targets:
+            return self._targets[path]
+        self._targets[path] = out = []
+        self._bound[path] = bound = {}
+        f = self.facts(path)
+        if f is None or self.index is None:
+            return out
+        idx = self.index
+        for module, names in f["imports"]:
+            if not idx.is_project(module):
+                continue
+            if names is None:
+                target = idx.find_module(module)
+                if target is not None:
+                    out.append((target, None))
+                    bound.setdefault(module.split(".")[0], []).append((target, None))
+                continue
+            for name, alias in names:
+                sub = idx.find_module(f"{module}.{name}") if name != "*" else None
+                if sub is not None:
+                    out.append((sub, None))
+                    bound.setdefault(alias or name, []).append((sub, None))
+                    continue
+                owner = idx.find_module(module)
+                if owner is not None:
+                    out.append((self._origin(owner, name, 0), name))
+                    bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
+        for target, name in out:
+            if target != path:
+                self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
+        return out
+
+    def _origin(self, owner: str, name: str, depth: int) -> str:
+        """The file that defines ``name`` taken from module file ``owner``, following
+        ``from .x import name`` re-exports of packages (a few levels)."""
+        if depth > 4 or os.path.basename(owner) != "__init__.py":
+            return owner
+        f = self.facts(owner)
+        for module, names in (f or {}).get("imports", ()):
+            for taken, alias in names or ():
+                if (alias or taken) == name and taken != "*":
+                    sub = self.index.find_module(f"{module}.{taken}")
+                    if sub is not None:
+                        return sub
+                    found = self.index.find_module(module)
+                    if found is not None and found != owner:
+                        return self._origin(found, taken, depth + 1)
+        return owner
+
+    def units(self, path: str) -> dict:
+        """``{name: (names JAX words?, names used)}`` for every top-level name ``path``
+        defines (functions, classes, module-level assignments); names used are those bound
+        by the file's project imports and its own top-level names."""
+        if path in self._units:
+            return self._units[path]
+        out: dict = {}
+        self._units[path] = out
+        f = self.facts(path)
+        if f is None:
+            return out
+        self.targets(path)                          # the names its imports bind
+        if isinstance(f.get("units"), dict):      # stored with the facts: no reading
+            out.update({n: (bool(o), frozenset(u)) for n, (o, u) in f["units"].items()})
+            return out
+        try:
+            text = self.texts.get(path)
+            text = text if text is not None else self.reader.text(path)
+        except Exception:
+            return out
+        self.targets(path)
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        jax = bool(roots & self.words.jax_roots)
+        jax_names = tuple({(alias or name) if names is not None else module.split(".")[0]
+                           for module, names in f["imports"] if module.split(".")[0] in self.words.jax_roots
+                           for name, alias in (names or [(None, None)]) if name != "*"} - {None})
+        units = _units_of(text)
+        known = set(self._bound.get(path, {})) | {n for names, _ in units for n in names}
+        for names, lines in units:
+            if not names:
+                continue
+            # Docstrings and comment lines are prose, not code.
+            body = _PROSE.sub("", "".join(lines))
+            # A JAX word counts only in a unit that names JAX itself (a name a JAX import
+            # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
+            # module that imports jax elsewhere is no JAX code.
+            origin = _named(body, {r: n for r, n in self.words.origins.items() if r is not None}, roots, False) or (
+                jax and uses_any(body, jax_names) and (_named(body, self.words.origins, roots, jax) or (
+                    not _DEFINES_UNIT.match(body) and _named(body, self.words.counts, roots, jax))))
+            used = frozenset(_IDENT.findall(body)) & known
+            for name in names:
+                old = out.get(name)
+                out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
+        f["units"] = {n: [o, sorted(u)] for n, (o, u) in out.items()}
+        return out
+
+    def carrier_name(self, path: str, name) -> bool:
+        """Whether taking ``name`` from module ``path`` can hand on a multi-device value:
+        the function, class or module-level name names JAX words, or uses (directly or
+        through the module's own names) a name taken from a carrier; a name the module
+        imports is followed.  ``name`` None (the module taken whole) counts as any of its
+        names; for a package only as what its ``__init__`` itself names with JAX words, so
+        a package that dispatches to submodules (one of them JAX code) does not make every
+        module that imports it reachable."""
+        key = (path, name)
+        if key in self._carrier_name:
+            return self._carrier_name[key]
+        self._carrier_name[key] = False          # a cycle: no evidence yet
+        u = self.units(path)
+        bound = self._bound.get(path, {})
+        if name is None:
+            if os.path.basename(path) == "__init__.py":
+                out = any(origin for origin, _ in u.values())
+            else:
+                out = any(self.carrier_name(path, n) for n in u)
+        elif name in u:
+            origin, used = u[name]
+            out = origin
+            for n in used:
+                if out:
+                    break
+                if n in u:
+                    out = n != name and self.carrier_name(path, n)
+                else:
+                    out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ()))
+        else:
+            out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(name, bound.get("*", ())))
+        self._carrier_name[key] = out
+        return out
+
+    def carrier(self, path: str) -> bool:
+        """Whether module ``path`` can make or hand on a multi-device value."""
+        return self.carrier_name(path, None)
+
+    def reach(self, path: str) -> bool:
+        """Whether JAX code reaches ``path``: it names JAX words or takes a name from a carrier."""
+        f = self.full_facts(path)
+        if f is None:
+            return False
+        if f["origin"]:
+            return True
+        self.reach_asked.add(path)
+        self.targets(path)
+        return any(t != path and self.carrier_name(t, n) for ts in self._bound.get(path, {}).values() for t, n in ts)
+
+    def direct(self, path: str) -> bool:
+        """Whether ``path`` can make a finding by itself (see the module docstring)."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        if f["sink"] and "JXI009" in self.enabled:
+            f = self.full_facts(path)
+        if can_find(f, self.enabled, self.words):
+            return True
+        # a consumer, or a removed API / FFI callback word of an enabled rule, that JAX code
+        # reaches through an import (``arr.device_buffer`` on what a JAX helper returned)
+        return bool(f["sink"] or set(f.get("alone_reached", ())) & set(self.enabled)) and self.reach(path)
+
+    def exporter_targets(self, path: str) -> list:
+        """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may
+        export a parameter), when JAX code reaches ``path``; else []."""
+        out = [(t, n) for t, n in self.targets(path) if (self.facts(t) or {}).get("sink")]
+        return out if out and self.reach(path) else []
+
+    def gate(self, path: str, name: Optional[str] = None) -> bool:
+        """Whether the analysis may parse module ``path`` for its summary, to get ``name``
+        from it (None: the module itself): a package's ``__init__`` (re-exports), or a name
+        that can hand on a multi-device value or that uses a consumer (it may export a
+        parameter)."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        if os.path.basename(path) == "__init__.py":
+            return True
+        if name is None:
+            return bool(f["sink"] or self.carrier(path))
+        return name in self.consumer_defs(path) or self.carrier_name(path, name) or (
+            name not in self.units(path) and bool(f["sink"]))
+
+    def consumer_defs(self, path: str) -> frozenset:
+        """Names of the top-level functions and classes of ``path`` whose text uses a
+        consumer: those that may export a parameter (read from the text, never parsed)."""
+        f = self.facts(path)
+        if not f or not f["sink"]:
+            return frozenset()
+        if "defs" not in f:
+            try:
+                text = self.texts.get(path)
+                text = text if text is not None else self.reader.text(path)
+            except Exception:
+                return frozenset()
+            roots = {m.split(".")[0] for m, _ in f["imports"]}
+            tops = [(m.start(), m.group(1)) for m in _TOP_DEF.finditer(text)]
+            names = []
+            for i, (start, name) in enumerate(tops):
+                end = tops[i + 1][0] if i + 1 < len(tops) else len(text)
+                if _consumer(text[start:end], self.words.sinks, roots, _taken(f["imports"])):
+                    names.append(name)
+            f["defs"] = sorted(names)
+        return frozenset(f["defs"])
+
+    @staticmethod
+    def calls_exporter(targets: list, exporting_of) -> bool:
+        """Whether one of ``targets`` (from :meth:`exporter_targets`) hands over a function
+        that exports a parameter: ``exporting_of(file)`` gives the short names of that
+        file's exporting functions."""
+        for target, name in targets:
+            names = exporting_of(target)
+            if names and (name is None or name in names):
+                return True
+        return False
+
+    # -- what a result depends on --------------------------------------------------------
+    def consulted(self, path: str, limit: Optional[int] = None) -> Optional[set]:
+        """The files whose facts the decision about ``path`` read (transitively); None when
+        there are more than ``limit``."""
+        seen, todo = set(), [path]
+        while todo:
+            p = todo.pop()
+            for t, _ in self._targets.get(p, ()):
+                if t not in seen and t != path:
+                    seen.add(t)
+                    if limit is not None and len(seen) > limit:
+                        return None
+                    todo.append(t)
+        return seen
+
+    def absent(self, paths) -> list:
+        """Files whose creation would change what ``paths`` import (missing project or
+        unknown modules, and names that could become submodules)."""
+        if self.index is None:
+            return []
+        out = set()
+        for path in paths:
+            if path not in self._absent:
+                mine = set()
+                f = self.facts(path)
+                for module, names in (f or {}).get("imports", ()):
+                    mine.update(self.index.absent_candidates(module))
+                    found = self.index.find_module(module) if names else None
+                    if found is not None and os.path.basename(found) == "__init__.py":
+                        for name, _ in names:
+                            if name != "*":
+                                mine.update(self.index.absent_candidates(f"{module}.{name}"))
+                self._absent[path] = frozenset(mine)
+            out |= self._absent[path]
+        return sorted(out)

@@ -1,0 +1,448 @@
+"""Stage 7, the run: discover -> read and hash -> plan -> analyse -> rules -> select.
+
+A :class:`Session` is one project root and configuration: its store (the cache), reader,
+module index, plan and project (the analyses, shared by every file of the run).  The
+command line lints many files through :func:`run_session`; the flake8 plugin, standard
+input and ``--fix`` lint one text at a time through :meth:`Session.lint_text` on the
+process's session of the file's project (:func:`shared_project`), which reads and fills the
+same cache, so a file whose result is cached is never analysed again, and a file that is
+not is analysed with only the modules its analysis needs.
+
+Phase B hook (cross-function exports reported at the sink, PLAN.md decision 1): the plan
+knows the reported files (``session.plan.reported``) and the reverse import graph
+(``session.plan.importers[file] -> {importer: names}``); "analyse the importers that call
+into a reported file" is an addition to :meth:`Session.lint` where ``chosen`` is computed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+from ..finding import Finding
+from ..source import SourceError, internal_error, run_guarded
+from .analyse import build_analysis, run_analysis
+from .judge import raw_findings
+from .modules import ModuleIndex, find_root, has_marker
+from .plan import Plan, can_find, facts_of, words_for
+from .read import Reader
+from .results import FileResult, LintResult, raw_to_json
+from .select import select
+from .store import FORMAT, Store, key_of
+
+# Configuration fields that change what is reported, not the raw results: the command line
+# and the flake8 plugin (which selects differently) share one cache.
+NOT_IN_KEY = ("select", "ignore", "extend_select", "per_file_ignores", "exclude", "extend_exclude",
+              "respect_gitignore", "source")
+
+_DIGEST: list = []
+
+
+def package_digest() -> str:
+    """A stamp of this package's own sources (each file's name, size and modification
+    time, read with ``stat`` only: every process of flake8 pays it): a cache written by
+    another build of the linter (an upgrade, a local edit) is never read, whatever its
+    version number says."""
+    if not _DIGEST:
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=16)
+        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(folder, name))
+                    h.update(f"{os.path.relpath(os.path.join(folder, name), top)}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _DIGEST.append(h.hexdigest())
+    return _DIGEST[0]
+
+
+def store_key(config) -> str:
+    """The store file's key: the linter's own sources and the configuration fields that
+    change raw results (every field but those of :data:`NOT_IN_KEY`)."""
+    from .. import __version__
+
+    fields = {k: v for k, v in dataclasses.asdict(config).items() if k not in NOT_IN_KEY}
+    return key_of([__version__, FORMAT, package_digest(), fields])
+
+
+MAX_PLAN_DEPS = 200
+NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
+
+
+class Session:
+    """One project (``root``; None: lone files, no cross-module analysis) and configuration.
+
+    ``use_cache`` reads and writes the store under the root; ``reported`` is the set of
+    absolute paths reported (findings in other files are never made)."""
+
+    def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=()):
+        self.root = os.path.abspath(root) if root else None
+        self.config = config
+        self.store = Store(self.root if (use_cache and self.root) else None, store_key(config))
+        self.reader = Reader(self.store)
+        self.index = ModuleIndex(self.root) if self.root else None
+        self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
+        self.words = words_for(config)
+        self.errors: dict = {}
+        self.analysed: list = []
+        self._project = None
+        self._summarised: set = set()
+
+    @property
+    def project(self):
+        """The project's analyses (made on first use: a warm run never needs them)."""
+        if self._project is None and self.index is not None:
+            from ..analysis.project import Project
+
+            self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
+                                    reported=self.plan.is_reported)
+            self._project.analysed_paths = self.analysed
+        return self._project
+
+    # -- callbacks of the project --------------------------------------------------------
+    def _text(self, path: str) -> str:
+        given = self.plan.texts.get(path)
+        return given if given is not None else self.reader.text(path)
+
+    def callers(self, path: str) -> frozenset:
+        """Names bound in ``path`` by imports of modules that name a consumer (their calls
+        may be findings: the masking keeps them)."""
+        f = self.plan.facts(path)
+        if not f or self.index is None:
+            return frozenset()
+        sinky = {t for t, _ in self.plan.targets(path) if (self.plan.facts(t) or {}).get("sink")}
+        if not sinky:
+            return frozenset()
+        out = set()
+        for module, names in f["imports"]:
+            for name, alias in names or [[module.split(".")[0], None]]:
+                out.add(alias or name)
+        return frozenset(out)
+
+    def _make_analysis(self, path: str, project, text=None):
+        try:
+            text = text if text is not None else self._text(path)
+            return build_analysis(text, path, self.config, project, self.words.masking, self.callers(path))
+        except SourceError as exc:
+            self.errors[path] = exc
+            return None
+
+    def _load_summary(self, path: str):
+        data = Store.field(self.store.get(path), "summary", self.reader.digest(path), self.reader.digest,
+                           self.reader.exists)
+        if data is None:
+            return None
+        from ..summaries import thaw
+
+        try:
+            deps = self.store.get(path)["summary"].get("deps", {})
+            return thaw(data, self.project.display(path), depends_on=deps.keys())
+        except Exception:  # a malformed entry is no entry
+            return None
+
+    # -- one file --------------------------------------------------------------------------
+    def analyse(self, path: str):
+        """Analyse the file ``path`` (absolute) for reporting; returns the analysis, or
+        raises :class:`SourceError` (an internal error is a SourceError saying so)."""
+        text = self._text(path)
+        if self.project is None:
+            ma = build_analysis(text, path, self.config, None, self.words.masking, self.callers(path))
+            self.analysed.append(path)
+            return run_analysis(ma)
+        ma = self.project.analysis_of_path(path, text=text, fresh=True)
+        if ma is None:
+            if path in self.errors:
+                raise self.errors[path]
+            raise SourceError("internal error: the analysis of this file failed; please report it "
+                              "with this file (JAXINTEROP_LINT_DEBUG=1 shows the traceback)")
+        return ma
+
+    def _judged(self, path: str):
+        return raw_findings(self.analyse(path), path)
+
+    def raw(self, path: str) -> dict:
+        """The raw result of analysing ``path`` (absolute)."""
+        try:
+            # deep-but-valid code: parse, analysis and rules in a thread with a large stack
+            findings, handled = run_guarded(self._judged, path)
+        except SourceError as exc:
+            return raw_to_json([], [], exc, False, path, self.root)
+        except Exception as exc:  # a bug of ours must not stop the run: report it on this file
+            if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+                raise
+            return raw_to_json([], [], internal_error(exc), False, path, self.root)
+        return raw_to_json(findings, handled, None, True, path, self.root)
+
+    def dependencies(self, path: str, extra=(), planned: Optional[bool] = None) -> Optional[dict]:
+        """``{file: hash}`` of what the analysis of ``path`` used (transitively), plus, for
+        a result, what its plan used: with ``planned`` False (not analysed) every file whose
+        facts the decision read, with ``planned`` True the files it imports (the masking
+        keeps the callers of those naming a consumer)."""
+        deps = set(extra)
+        if planned is False:
+            # What the decision read: the files it imports, and the import graph beyond
+            # them only when it asked whether JAX code reaches the file.
+            deps |= {t for t, _ in self.plan.targets(path)}
+            if path in self.plan.reach_asked:
+                more = self.plan.consulted(path, MAX_PLAN_DEPS)
+                if more is None:
+                    return None
+                deps |= more
+        elif planned:
+            deps |= {t for t, _ in self.plan.targets(path)}
+        if self._project is not None:
+            deps |= self.project.dependencies(path)
+            for t in extra:
+                deps |= self.project.dependencies(t)
+        deps.discard(path)
+        return {d: self.reader.digest(d) for d in sorted(deps)}
+
+    def store_result(self, path: str, raw: dict, extra=()) -> None:
+        """Record ``raw`` as the result of ``path`` computed from the bytes read this run."""
+        if path in self.plan.texts or (raw.get("error") and raw["error"][0].startswith("internal error")):
+            return
+        digest = self.reader.digest(path)
+        if digest is None:
+            return
+        deps = self.dependencies(path, extra, planned=bool(raw.get("analysed")))
+        if deps is None:
+            return      # a decision that read much of the project is made again (from stored facts)
+        self.store.put(path, digest, self.reader.stamp_to_store(path),
+                       result={"data": raw, "deps": deps, "absent": self.plan.absent([path, *deps])})
+
+    def analyse_and_store(self, path: str) -> dict:
+        """:meth:`raw` of ``path``, stored."""
+        raw = self.raw(path)
+        self.store_result(path, raw)
+        return raw
+
+    def store_summaries(self) -> None:
+        """Record the summary of every module analysed in this process and not yet stored."""
+        if self._project is None or not any(p not in self._summarised for p in self.analysed):
+            return
+        from ..analysis.project import is_frozen
+        from ..summaries import freeze
+
+        for path in self.analysed:
+            ma = self.project.by_path.get(path)
+            if path in self._summarised or ma is None or is_frozen(ma) or path in self.plan.texts:
+                continue
+            if path not in self.project.complete and any(r.state != "done" for r in ma.functions):
+                # Reached through an import and analysed only as far as callers needed: a
+                # summary would have to analyse the rest.
+                continue
+            self._summarised.add(path)
+            digest = self.reader.digest(path)
+            if digest is None:
+                continue
+            try:
+                data = freeze(ma)
+            except (RecursionError, ValueError, TypeError):
+                continue
+            deps = self.dependencies(path)
+            self.store.put(path, digest, self.reader.stamp_to_store(path),
+                           summary={"data": data, "deps": deps, "absent": self.plan.absent([path, *deps])})
+
+    def cached(self, path: str) -> Optional[dict]:
+        """The stored raw result of ``path`` when still valid.  A file the plan left out
+        under another rule selection is planned again when this run enables more rules."""
+        data = Store.field(self.store.get(path), "result", self.reader.digest(path), self.reader.digest,
+                           self.reader.exists)
+        if data is not None and not data.get("analysed") and not data.get("error"):
+            if not self.plan.enabled <= set(data.get("enabled", ())):
+                return None
+        return data
+
+    def not_analysed(self) -> dict:
+        """The raw result of a file the plan leaves out (under this run's rule selection)."""
+        return dict(NOT_ANALYSED, enabled=sorted(self.plan.enabled))
+
+    # -- many files ------------------------------------------------------------------------
+    def lint(self, files: list, jobs: int = 1) -> dict:
+        """Raw results of ``files`` (absolute paths), by path: cached ones, analysed ones,
+        and those the plan leaves out."""
+        if self.index is not None:
+            for p in files:
+                self.index.add_file(p)
+        self.plan.reported.update(files)
+        out, todo = {}, []
+        for p in files:
+            data = self.cached(p)
+            if data is not None:
+                out[p] = data
+            else:
+                todo.append(p)
+        if not todo:
+            return out
+        from .pool import analyse_files
+
+        direct = [p for p in todo if self.plan.direct(p)]
+        chosen_set = set(direct)
+        candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
+        # A candidate is analysed when it takes a function or class that uses a consumer.
+        chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
+        planned = direct + chosen
+        if self.project is not None and jobs > 1 and len(planned) > 8:
+            # Modules other planned files import are analysed before the workers start.
+            inner = {t for p in planned for t, _ in self.plan.targets(p) if self.plan.gate(t)}
+            for t in sorted(inner):
+                self.project.analysis_of_path(t)
+        done_here = {p for p in planned if self.project is not None and p in self.project.by_path
+                     and not _frozen(self.project.by_path[p])}
+        here = [p for p in planned if p in done_here]
+        out.update({p: self.analyse_and_store(p) for p in here})
+        self.store_summaries()
+        out.update(analyse_files(self, [p for p in planned if p not in done_here], jobs))
+        for p in todo:
+            if p not in out:
+                err = self.reader.error(p)
+                if err is not None:
+                    out[p] = raw_to_json([], [], err, False, p, self.root)
+                    continue
+                out[p] = self.not_analysed()
+                if self.reader.digest(p) is not None:
+                    self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
+        self.store_summaries()
+        return out
+
+    def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
+        """Lint one file's ``text`` (spelled ``given``) in this project: its cached result
+        when the text is the file's and nothing it used changed, else an analysis of it
+        and of the modules that analysis needs (never of the whole project)."""
+        path = os.path.abspath(given)
+        if self.index is not None:
+            self.index.add_file(path)
+        self.plan.reported.add(path)
+        for memo in (self.plan._facts, self.plan._targets):
+            memo.pop(path, None)
+        if self._project is not None:
+            ma = self.project.by_path.get(path)
+            if ma is not None and getattr(ma, "source", text) != text:
+                # An analysis of another text of this file (a round of --fix): made again.
+                self.project.forget(path)
+        try:
+            same = self.reader.text(path) == text
+        except SourceError:
+            same = False
+        if same:
+            self.plan.texts.pop(path, None)
+        else:
+            self.plan.texts[path] = text
+        data = self.cached(path) if same and not force else None
+        if data is None:
+            targets = self.plan.exporter_targets(path)
+            if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
+                    targets, self.plan.consumer_defs)):
+                data = self.raw(path)
+            else:
+                data = self.not_analysed()
+            if same:
+                self.store_result(path, data, [t for t, _ in targets])
+                self.store_summaries()
+        return select(data, given, self.config, lambda: text)
+
+    def save(self) -> None:
+        """Write what this session stored."""
+        self.store.save()
+
+
+def _frozen(ma) -> bool:
+    from ..analysis.project import is_frozen
+
+    return ma is None or is_frozen(ma)
+
+
+def lint_lone(text: str, given: str, config, force: bool = False) -> FileResult:
+    """Lint one text with no project (the API's :func:`~jaxinterop_lint.engine.lint_source`
+    without ``project``): parsed only when the plan says it can make a finding."""
+    w = words_for(config)
+    facts = facts_of(text, "", w)
+    enabled = config.enabled()
+    can = can_find(facts, enabled, w) or facts["sink"] and facts["origin"]
+    if not (force or can):
+        return select(NOT_ANALYSED, given, config, lambda: text)   # its noqa directives may be judged (JXI100)
+
+    def judged():
+        return raw_findings(run_analysis(build_analysis(text, given, config, None, w.masking)), given)
+
+    findings, handled = run_guarded(judged)   # deep-but-valid code: a thread with a large stack
+    data = raw_to_json(findings, handled, None, True, given, None)
+    return select(data, given, config, lambda: text)
+
+
+def run_session(files: list, paths: list, config, jobs: int = 1, project_root: Optional[str] = None,
+                whole_project: bool = True, use_cache: bool = True) -> LintResult:
+    """Lint ``files`` (already discovered under ``paths``); see :func:`engine.lint_paths`.
+
+    Without ``project_root``, each file belongs to the project of its nearest root (see
+    :func:`~.modules.find_root`), so a folder holding several projects is linted project by
+    project."""
+    out = LintResult(files=len(files))
+    abs_of = {f: os.path.abspath(f) for f in files}
+    if not whole_project:
+        groups = {None: files}
+    elif project_root:
+        groups = {os.path.abspath(project_root): files}
+    else:
+        groups, by_dir = {}, {}
+        for f in files:
+            d = os.path.dirname(abs_of[f])
+            if d not in by_dir:
+                by_dir[d] = find_root([d])
+            groups.setdefault(by_dir[d], []).append(f)
+    order = {f: i for i, f in enumerate(files)}
+    for root, group in groups.items():
+        session = Session(root, config, use_cache=use_cache and root is not None)
+        raws = session.lint([abs_of[f] for f in group], jobs)
+        out.analysed_paths.extend(session.analysed)
+        for f in group:
+            r = select(raws[abs_of[f]], f, config, lambda p=abs_of[f], s=session: s.reader.text(p))
+            if r.error is not None:
+                out.errors.append((f, r.error))
+            out.findings.extend(r.findings)
+            out.handled.extend(r.handled)
+            out.suppressed.extend(r.suppressed)
+        session.save()
+    out.findings.sort(key=Finding.sort_key)
+    out.errors.sort(key=lambda e: order.get(e[0], 0))
+    out.analysed = len(out.analysed_paths)
+    return out
+
+
+_SHARED: dict = {}
+
+
+def shared_project(path: str, config, reported=None) -> Session:
+    """The session of the project of ``path`` for front ends that see one file at a time
+    (the flake8 plugin, standard input, ``--fix``): one per project root and configuration
+    in this process, reading and filling the command line's cache, saved when the process
+    ends.  ``reported`` (paths: files, or folders whose files all are) names the reported
+    files, for flake8 the paths it was given."""
+    root = find_root([path])
+    key = (root, store_key(config), repr(config.enabled()))
+    session = _SHARED.get(key)
+    if session is None:
+        # A real project (a marker at its root) shares the command line's cache; a bare
+        # folder gets none written into it by an editor or a fixer.
+        session = _SHARED[key] = Session(root, config, use_cache=has_marker(root))
+        _save_at_exit(session)
+    if reported:
+        session.plan.reported_under = sorted({os.path.abspath(p) for p in reported})
+    return session
+
+
+def _save_at_exit(session: Session) -> None:
+    import atexit
+
+    import sys
+
+    atexit.register(session.save)
+    if "multiprocessing" in sys.modules:  # flake8's workers end through it, which skips atexit
+        try:
+            from multiprocessing import util
+
+            util.Finalize(session, session.save, exitpriority=10)
+        except Exception:  # pragma: no cover
+            pass

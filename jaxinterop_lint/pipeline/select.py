@@ -1,0 +1,31 @@
+"""Stage 6, select and noqa: from a raw result to what is reported.
+
+Keeps the findings of the enabled rules (the configuration's selection and per-file
+ignores) that no ``# noqa`` on their line and no ``# jaxinterop-lint: noqa`` in the file
+silences; the silenced ones go to ``suppressed``.  The directives themselves are read by
+:mod:`jaxinterop_lint.noqa` (the one place that parses them; with the opt-in JXI100 it also
+judges them).  The file's text is needed only when there is a finding to judge, or when
+JXI100 is enabled.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..noqa import FILE_NOQA, NOQA, UNUSED_NOQA, file_noqa, line_codes as noqa_codes, select_findings  # noqa: F401
+from .results import FileResult, raw_error, raw_findings
+
+
+def select(data: dict, given: str, config, text_of: Callable[[], str]) -> FileResult:
+    """The :class:`FileResult` of the raw result ``data`` of the file spelled ``given``;
+    ``text_of()`` gives its text (called only when there is a finding, or its noqa
+    directives are judged)."""
+    r = FileResult(given, error=raw_error(data), analysed=bool(data.get("analysed")))
+    r.handled = [(given, line) for line in data.get("handled", ())]
+    findings = raw_findings(data, given)
+    if findings or (r.error is None and UNUSED_NOQA in config.enabled()):
+        try:
+            text = text_of()
+        except Exception:
+            text = ""
+        select_findings(findings, text, given, config, r)
+    return r
