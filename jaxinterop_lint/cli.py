@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=cli_extras.EPILOG, formatter_class=cli_extras.HelpFormatter,
     )
     p.add_argument("paths", nargs="*", default=None, help="files or folders to lint (default: .)")
-    p.add_argument("--select", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to report (default: all but JXI009)")
+    p.add_argument("--select", type=_codes, metavar="CODES", help="comma-separated codes or prefixes to report (default: all but the opt-in JXI009 and JXI100)")
     p.add_argument("--ignore", type=_codes, metavar="CODES", help="codes or prefixes not to report")
     p.add_argument("--extend-select", type=_codes, metavar="CODES", help="codes to report in addition (e.g. JXI009)")
     p.add_argument("--exclude", type=_codes, metavar="PATTERNS", help="fnmatch patterns of paths to skip (replaces the defaults)")

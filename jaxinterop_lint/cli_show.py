@@ -63,12 +63,12 @@ def summary(result, files_with_errors: int = 0) -> str:
     findings; the linted count is said apart, and so are the files that could not be linted."""
     n = len(result.findings)
     with_findings = len({f.path for f in result.findings})
-    linted = result.files
+    errors = len(result.errors)
+    linted = max(0, result.files - errors)      # a file that could not be linted is said apart
     line = f"Found {n} finding{'s' if n != 1 else ''}"
     if n:
         line += f" in {with_findings} file{'s' if with_findings != 1 else ''}"
     line += f" ({linted} file{'s' if linted != 1 else ''} linted)"
-    errors = len(result.errors)
     if errors:
         line += f"; {errors} file{'s' if errors != 1 else ''} could not be linted"
     return line + "."

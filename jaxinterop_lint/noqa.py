@@ -75,12 +75,15 @@ def select_findings(raw: Iterable[Finding], text: str, path: str, config, result
         if f.code not in enabled:
             continue
         # A bare directive silences every code but JXI100, which judges directives: a
-        # directive never silences what is said about itself unless it names JXI100.
+        # directive never silences what is said about itself unless it names JXI100.  A
+        # bare file directive silences the whole file: JXI100 too, but for what it says of
+        # the file directive itself (unused where the file has no enabled finding).
         bare_silences = f.code != UNUSED_NOQA
-        if (silenced_file is None and bare_silences) or (silenced_file and f.code in silenced_file):
+        line_text = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        about_file_directive = f.code == UNUSED_NOQA and FILE_NOQA.search(line_text) is not None
+        if (silenced_file is None and not about_file_directive) or (silenced_file and f.code in silenced_file):
             result.suppressed.append(f)
             continue
-        line_text = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
         codes = line_codes(line_text) if "noqa" in line_text.lower() else None
         if codes is not None and ((not codes and bare_silences) or f.code in codes):
             result.suppressed.append(f)

@@ -73,6 +73,9 @@ def test_summary_counts_files_with_findings_and_linted_files(tree):
     assert "Found 2 findings in 2 files (3 files linted)." in r.stderr
     r = run_cli("fine.py", cwd=tree)
     assert r.returncode == 0 and "Found 0 findings (1 file linted)." in r.stderr
+    # a file that could not be linted is counted apart, never as linted
+    r = run_cli("fine.py", "missing.py", cwd=tree)
+    assert r.returncode == 2 and "Found 0 findings (1 file linted); 1 file could not be linted." in r.stderr
 
 
 def test_exit_zero_and_output_file(tree):
