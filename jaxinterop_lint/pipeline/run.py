@@ -8,10 +8,16 @@ process's session of the file's project (:func:`shared_project`), which reads an
 same cache, so a file whose result is cached is never analysed again, and a file that is
 not is analysed with only the modules its analysis needs.
 
-Phase B hook (cross-function exports reported at the sink, PLAN.md decision 1): the plan
-knows the reported files (``session.plan.reported``) and the reverse import graph
-(``session.plan.importers[file] -> {importer: names}``); "analyse the importers that call
-into a reported file" is an addition to :meth:`Session.lint` where ``chosen`` is computed.
+Cross-function exports across modules (PLAN.md decision 1): a reported file that calls an
+exporting function of another reported file gives it a calling context instead of a finding
+at the call.  Before a reported file is judged, its reported importers that take one of its
+exporting functions are analysed (:meth:`Session.feed_contexts`, from the plan's reverse
+import graph ``plan.importers``), so its sink-line findings are complete whatever the order;
+a reported file no JAX code reaches is judged when a caller analysed in the run takes one of
+its exporting functions.  A result records the callers whose contexts it judged
+(``ctx_in``: their hashes are dependencies) and the callee files whose reported state
+decided where its own exports are reported (``ctx_out``); :meth:`Session.cached` judges the
+file again when either changed.
 """
 from __future__ import annotations
 
@@ -89,6 +95,8 @@ class Session:
         self.analysed: list = []
         self._project = None
         self._summarised: set = set()
+        self._fed: dict = {}            # path -> the callers whose contexts its judgment used
+        self._graph_known = False       # importers of every reported file are in the plan
 
     @property
     def project(self):
@@ -160,7 +168,65 @@ class Session:
         return ma
 
     def _judged(self, path: str):
+        self._fed[path] = self.feed_contexts(path)
         return raw_findings(self.analyse(path), path)
+
+    # -- calling contexts across modules (PLAN decision 1) ----------------------------------
+    def know_importers(self) -> None:
+        """Fill the plan's reverse import graph for the reported files of a front end that
+        sees one file at a time (flake8's paths: ``plan.reported_under``), once."""
+        if self._graph_known or self.index is None:
+            return
+        self._graph_known = True
+        from .discover import discover
+
+        for p in discover(self.plan.reported_under, extend_exclude=self.config.extend_exclude,
+                          respect_gitignore=self.config.respect_gitignore):
+            p = os.path.abspath(p)
+            self.index.add_file(p)
+            self.plan.targets(p)
+
+    def context_callers(self, path: str) -> list:
+        """The reported files (sorted) that import the reported file ``path`` and take one of
+        its exporting functions (or the module itself): the callers that may give it calling
+        contexts."""
+        if self.index is None or not self.plan.is_reported(path):
+            return []
+        takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
+                  if a != path and self.plan.is_reported(a)}
+        if not takers or not (self.plan.facts(path) or {}).get("sink"):
+            return []
+        exporting = self.project.exporting_of(path)
+        if not exporting:
+            return []
+        return sorted(a for a, names in takers.items() if None in names or names & exporting)
+
+    def feed_contexts(self, path: str) -> list:
+        """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
+        function of it), so that the calling contexts they give ``path`` are known before it
+        is judged; returns them."""
+        callers = self.context_callers(path)
+        for a in callers:
+            self.project.analysis_of_path(a, fresh=True)
+        return callers
+
+    def context_fields(self, path: str) -> dict:
+        """``ctx_in`` / ``ctx_out`` of the result of ``path`` (see the module docstring)."""
+        out = {}
+        if self._fed.get(path):
+            out["ctx_in"] = list(self._fed[path])
+        ma = self._project.by_path.get(path) if self._project is not None else None
+        callees = getattr(ma, "context_callees", None)
+        if callees:
+            out["ctx_out"] = sorted([c, r] for c, r in callees.items())
+        return out
+
+    def contexts_hold(self, data: dict) -> bool:
+        """Whether the context fields of a stored result still hold: each caller it judged
+        is still reported, each callee still has the reported state it had."""
+        if any(not self.plan.is_reported(a) for a in data.get("ctx_in", ())):
+            return False
+        return all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ()))
 
     def raw(self, path: str) -> dict:
         """The raw result of analysing ``path`` (absolute)."""
@@ -173,7 +239,9 @@ class Session:
             if os.environ.get("JAXINTEROP_LINT_DEBUG"):
                 raise
             return raw_to_json([], [], internal_error(exc), False, path, self.root)
-        return raw_to_json(findings, handled, None, True, path, self.root)
+        data = raw_to_json(findings, handled, None, True, path, self.root)
+        data.update(self.context_fields(path))
+        return data
 
     def dependencies(self, path: str, extra=(), planned: Optional[bool] = None) -> Optional[dict]:
         """``{file: hash}`` of what the analysis of ``path`` used (transitively), plus, for
@@ -206,6 +274,9 @@ class Session:
         digest = self.reader.digest(path)
         if digest is None:
             return
+        # The callers whose contexts were judged, and what their analyses used: an edit of
+        # one of them judges this file again (PLAN decision 1).
+        extra = [*extra, *raw.get("ctx_in", ())]
         deps = self.dependencies(path, extra, planned=bool(raw.get("analysed")))
         if deps is None:
             return      # a decision that read much of the project is made again (from stored facts)
@@ -253,6 +324,8 @@ class Session:
         if data is not None and not data.get("analysed") and not data.get("error"):
             if not self.plan.enabled <= set(data.get("enabled", ())):
                 return None
+        if data is not None and not self.contexts_hold(data):
+            return None
         return data
 
     def not_analysed(self) -> dict:
@@ -278,6 +351,10 @@ class Session:
             return out
         from .pool import analyse_files
 
+        if self.index is not None:
+            for p in files:          # the reverse import graph of the reported files
+                self.plan.targets(p)
+
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
@@ -295,6 +372,8 @@ class Session:
         out.update({p: self.analyse_and_store(p) for p in here})
         self.store_summaries()
         out.update(analyse_files(self, [p for p in planned if p not in done_here], jobs))
+        for p in self.callees_to_judge(files, out, planned):
+            out[p] = self.analyse_and_store(p)
         for p in todo:
             if p not in out:
                 err = self.reader.error(p)
@@ -306,6 +385,29 @@ class Session:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
         self.store_summaries()
         return out
+
+    def callees_to_judge(self, files: list, out: dict, judged: list) -> list:
+        """Reported files (in ``files`` order) whose result must be made now because a file
+        ``judged`` in this run may give them calling contexts: not judged in this run yet,
+        and either left out by the plan or cached without that caller among its ``ctx_in``."""
+        if self.index is None:
+            return []
+        judged_set = set(judged)
+        todo = []
+        for p in files:
+            if p in judged_set or not (self.plan.facts(p) or {}).get("sink"):
+                continue
+            callers = [a for a in self.plan.importers.get(p, {}) if a in judged_set]
+            if not callers:
+                continue
+            data = out.get(p)
+            if data is not None and data.get("analysed") and set(callers) <= set(data.get("ctx_in", ())):
+                continue
+            if data is not None and data.get("error"):
+                continue
+            if set(callers) & set(self.context_callers(p)):
+                todo.append(p)
+        return todo
 
     def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
         """Lint one file's ``text`` (spelled ``given``) in this project: its cached result
@@ -333,8 +435,10 @@ class Session:
         data = self.cached(path) if same and not force else None
         if data is None:
             targets = self.plan.exporter_targets(path)
+            if self.plan.reported_under and (self.plan.facts(path) or {}).get("sink"):
+                self.know_importers()    # callers that may give this file calling contexts
             if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
-                    targets, self.plan.consumer_defs)):
+                    targets, self.plan.consumer_defs)) or self.context_callers(path):
                 data = self.raw(path)
             else:
                 data = self.not_analysed()
