@@ -97,6 +97,7 @@ class Session:
         self._summarised: set = set()
         self._fed: dict = {}            # path -> the callers whose contexts its judgment used
         self._graph_known = False       # importers of every reported file are in the plan
+        self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
 
     @property
     def project(self):
@@ -173,28 +174,34 @@ class Session:
 
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
     def know_importers(self) -> None:
-        """Fill the plan's reverse import graph for the reported files of a front end that
-        sees one file at a time (flake8's paths: ``plan.reported_under``), once."""
+        """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
+        once: those of :meth:`lint`, or for a front end that sees one file at a time the
+        files under its paths (flake8's: ``plan.reported_under``)."""
         if self._graph_known or self.index is None:
             return
         self._graph_known = True
-        from .discover import discover
+        files = self._reported_files
+        if files is None:
+            from .discover import discover
 
-        for p in discover(self.plan.reported_under, extend_exclude=self.config.extend_exclude,
-                          respect_gitignore=self.config.respect_gitignore):
-            p = os.path.abspath(p)
-            self.index.add_file(p)
+            files = []
+            for p in discover(self.plan.reported_under, extend_exclude=self.config.extend_exclude,
+                              respect_gitignore=self.config.respect_gitignore):
+                files.append(os.path.abspath(p))
+                self.index.add_file(files[-1])
+        for p in files:
             self.plan.targets(p)
 
     def context_callers(self, path: str) -> list:
         """The reported files (sorted) that import the reported file ``path`` and take one of
         its exporting functions (or the module itself): the callers that may give it calling
         contexts."""
-        if self.index is None or not self.plan.is_reported(path):
+        if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
             return []
+        self.know_importers()
         takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
                   if a != path and self.plan.is_reported(a)}
-        if not takers or not (self.plan.facts(path) or {}).get("sink"):
+        if not takers:
             return []
         exporting = self.project.exporting_of(path)
         if not exporting:
@@ -221,12 +228,14 @@ class Session:
             out["ctx_out"] = sorted([c, r] for c, r in callees.items())
         return out
 
-    def contexts_hold(self, data: dict) -> bool:
-        """Whether the context fields of a stored result still hold: each caller it judged
-        is still reported, each callee still has the reported state it had."""
-        if any(not self.plan.is_reported(a) for a in data.get("ctx_in", ())):
+    def contexts_hold(self, path: str, data: dict) -> bool:
+        """Whether the context fields of the stored result of ``path`` still hold: its
+        callers are the files it judged contexts of (``ctx_in``: a caller that became
+        reported or stopped being, or that now takes an exporting function, judges it
+        again), and each callee still has the reported state it had (``ctx_out``)."""
+        if not all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ())):
             return False
-        return all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ()))
+        return list(data.get("ctx_in", ())) == self.context_callers(path)
 
     def raw(self, path: str) -> dict:
         """The raw result of analysing ``path`` (absolute)."""
@@ -324,7 +333,7 @@ class Session:
         if data is not None and not data.get("analysed") and not data.get("error"):
             if not self.plan.enabled <= set(data.get("enabled", ())):
                 return None
-        if data is not None and not self.contexts_hold(data):
+        if data is not None and not self.contexts_hold(path, data):
             return None
         return data
 
@@ -340,6 +349,7 @@ class Session:
             for p in files:
                 self.index.add_file(p)
         self.plan.reported.update(files)
+        self._reported_files = list(files)
         out, todo = {}, []
         for p in files:
             data = self.cached(p)
@@ -351,9 +361,6 @@ class Session:
             return out
         from .pool import analyse_files
 
-        if self.index is not None:
-            for p in files:          # the reverse import graph of the reported files
-                self.plan.targets(p)
 
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
@@ -361,6 +368,9 @@ class Session:
         # A candidate is analysed when it takes a function or class that uses a consumer.
         chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
         planned = direct + chosen
+        # A reported file whose reported importers take an exporting function of it: judged
+        # with their calling contexts (its callers are analysed first: feed_contexts).
+        planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
         if self.project is not None and jobs > 1 and len(planned) > 8:
             # Modules other planned files import are analysed before the workers start.
             inner = {t for p in planned for t, _ in self.plan.targets(p) if self.plan.gate(t)}
@@ -372,8 +382,6 @@ class Session:
         out.update({p: self.analyse_and_store(p) for p in here})
         self.store_summaries()
         out.update(analyse_files(self, [p for p in planned if p not in done_here], jobs))
-        for p in self.callees_to_judge(files, out, planned):
-            out[p] = self.analyse_and_store(p)
         for p in todo:
             if p not in out:
                 err = self.reader.error(p)
@@ -385,29 +393,6 @@ class Session:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
         self.store_summaries()
         return out
-
-    def callees_to_judge(self, files: list, out: dict, judged: list) -> list:
-        """Reported files (in ``files`` order) whose result must be made now because a file
-        ``judged`` in this run may give them calling contexts: not judged in this run yet,
-        and either left out by the plan or cached without that caller among its ``ctx_in``."""
-        if self.index is None:
-            return []
-        judged_set = set(judged)
-        todo = []
-        for p in files:
-            if p in judged_set or not (self.plan.facts(p) or {}).get("sink"):
-                continue
-            callers = [a for a in self.plan.importers.get(p, {}) if a in judged_set]
-            if not callers:
-                continue
-            data = out.get(p)
-            if data is not None and data.get("analysed") and set(callers) <= set(data.get("ctx_in", ())):
-                continue
-            if data is not None and data.get("error"):
-                continue
-            if set(callers) & set(self.context_callers(p)):
-                todo.append(p)
-        return todo
 
     def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
         """Lint one file's ``text`` (spelled ``given``) in this project: its cached result
@@ -435,8 +420,6 @@ class Session:
         data = self.cached(path) if same and not force else None
         if data is None:
             targets = self.plan.exporter_targets(path)
-            if self.plan.reported_under and (self.plan.facts(path) or {}).get("sink"):
-                self.know_importers()    # callers that may give this file calling contexts
             if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
                     targets, self.plan.consumer_defs)) or self.context_callers(path):
                 data = self.raw(path)
