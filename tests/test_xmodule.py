@@ -264,3 +264,35 @@ def test_shim_records_the_hit_at_the_callee_sink_line(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert status == 0 and result["missed"] == [], result
     assert ("xm_bridge.py", 9) in {(os.path.basename(c["path"]), c["line"]) for c in result["confirmed"]}
+
+
+def test_import_forms_methods_and_unlinked_callers(tmp_path):
+    _write(tmp_path, {
+        "pyproject.toml": "", "pkg/__init__.py": "",
+        "pkg/bridge.py": """
+            import torch
+            class Exporter:
+                def send(self, a):
+                    return torch.from_dlpack(a)
+            def to_torch(a):
+                return torch.from_dlpack(a)
+        """,
+        "pkg/calls.py": textwrap.dedent(HEAD).replace("from pkg.bridge import to_torch", "import pkg.bridge as b\n"
+                                                      "from pkg.bridge import Exporter") + textwrap.dedent("""
+            def by_method(x):
+                return Exporter().send(sharded(x))
+            def by_module(x):
+                return b.to_torch(sharded(x))
+        """),
+    })
+    result = lint_paths([str(tmp_path)], Config(), use_cache=False)
+    assert _found(result, tmp_path) == [("pkg/bridge.py", 5, "JXI002"), ("pkg/bridge.py", 7, "JXI002")]
+    by_line = {f.line: f.message for f in result.findings}
+    assert "when Exporter.send() is called from by_method()" in by_line[5]
+    assert "when to_torch() is called from by_module()" in by_line[7]
+    # `import pkg.bridge` then `pkg.bridge.to_torch(...)`: the plan links them too
+    (tmp_path / "pkg" / "calls.py").write_text(textwrap.dedent(HEAD).replace(
+        "from pkg.bridge import to_torch", "import pkg\nimport pkg.bridge") + "def far(x):\n    return pkg.bridge.to_torch(sharded(x))\n")
+    found = lint_paths([str(tmp_path)], Config(), use_cache=False)
+    assert _found(found, tmp_path) == [("pkg/bridge.py", 7, "JXI002")]
+    assert "when to_torch() is called from far()" in found.findings[0].message

@@ -35,18 +35,22 @@ class Project:
     import may be analysed (the plan's); ``reported(path)`` whether a file is among the
     reported files: a caller among them that passes a multi-device value to an exporting
     function of another reported file gives that file a calling context (:meth:`add_context`)
-    instead of a finding at the call (PLAN decision 1, across modules).
+    instead of a finding at the call (PLAN decision 1, across modules), when ``linked(caller,
+    callee)`` (the plan's: the caller is among the callee's importers, so the pipeline
+    analyses it before it judges the callee).
     ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
     """
 
     def __init__(self, index, engine_analyse, load_summary: Optional[Callable] = None,
-                 gate: Optional[Callable] = None, reported: Optional[Callable] = None):
+                 gate: Optional[Callable] = None, reported: Optional[Callable] = None,
+                 linked: Optional[Callable] = None):
         self.index = index
         self.root = index.root
         self._analyse = engine_analyse
         self._load_summary = load_summary
         self.gate = gate
         self.reported = reported or (lambda path: False)
+        self.linked = linked or (lambda caller, callee: True)
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
@@ -162,11 +166,11 @@ class Project:
     def gives_context(self, caller: str, callee: Optional[str]) -> bool:
         """Whether an export inside module file ``callee`` reached from module file ``caller``
         is reported at the sink in ``callee`` (a calling context) rather than at the call:
-        both are reported files, and they differ."""
+        both are reported files, they differ, and they are ``linked``."""
         if not callee or not caller:
             return False
         a, b = os.path.abspath(caller), os.path.abspath(callee)
-        return a != b and bool(self.reported(a)) and bool(self.reported(b))
+        return a != b and bool(self.reported(a)) and bool(self.reported(b)) and bool(self.linked(a, b))
 
     def add_context(self, callee: str, function: str, export: int, site: tuple, entry, join: bool = False) -> None:
         """Record the calling context ``entry`` of export ``export`` of ``function`` in the

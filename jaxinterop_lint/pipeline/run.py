@@ -106,7 +106,7 @@ class Session:
             from ..analysis.project import Project
 
             self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
-                                    reported=self.plan.is_reported)
+                                    reported=self.plan.is_reported, linked=self.imports_from)
             self._project.analysed_paths = self.analysed
         return self._project
 
@@ -192,10 +192,16 @@ class Session:
         for p in files:
             self.plan.targets(p)
 
+    def imports_from(self, caller: str, callee: str) -> bool:
+        """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a
+        caller gives calling contexts only then: :meth:`context_callers` finds it)."""
+        self.plan.targets(caller)
+        return caller in self.plan.importers.get(callee, {})
+
     def context_callers(self, path: str) -> list:
-        """The reported files (sorted) that import the reported file ``path`` and take one of
-        its exporting functions (or the module itself): the callers that may give it calling
-        contexts."""
+        """The reported files (sorted) that take names from the reported file ``path``, when
+        it has exporting functions: the callers that may give it calling contexts (a class
+        taken may have an exporting method: every name counts)."""
         if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
             return []
         self.know_importers()
@@ -206,7 +212,7 @@ class Session:
         exporting = self.project.exporting_of(path)
         if not exporting:
             return []
-        return sorted(a for a, names in takers.items() if None in names or names & exporting)
+        return sorted(takers)
 
     def feed_contexts(self, path: str) -> list:
         """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
