@@ -9,15 +9,14 @@ same cache, so a file whose result is cached is never analysed again, and a file
 not is analysed with only the modules its analysis needs.
 
 Cross-function exports across modules (PLAN.md decision 1): a reported file that calls an
-exporting function of another reported file gives it a calling context instead of a finding
-at the call.  Before a reported file is judged, its reported importers that take one of its
-exporting functions are analysed (:meth:`Session.feed_contexts`, from the plan's reverse
+exporting function of another reported file it imports gives it a calling context instead of
+a finding at the call.  Before a reported file with exporting functions is judged, its
+reported importers are analysed (:meth:`Session.feed_contexts`, from the plan's reverse
 import graph ``plan.importers``), so its sink-line findings are complete whatever the order;
-a reported file no JAX code reaches is judged when a caller analysed in the run takes one of
-its exporting functions.  A result records the callers whose contexts it judged
-(``ctx_in``: their hashes are dependencies) and the callee files whose reported state
-decided where its own exports are reported (``ctx_out``); :meth:`Session.cached` judges the
-file again when either changed.
+such a file is planned even when no JAX code reaches it.  A result records the callers whose
+contexts it judged (``ctx_in``: they and what their analyses used are dependencies) and the
+callee files whose reported state decided where its own exports are reported (``ctx_out``);
+:meth:`Session.cached` judges the file again when either no longer holds.
 """
 from __future__ import annotations
 
@@ -367,15 +366,14 @@ class Session:
             return out
         from .pool import analyse_files
 
-
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
         # A candidate is analysed when it takes a function or class that uses a consumer.
         chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
         planned = direct + chosen
-        # A reported file whose reported importers take an exporting function of it: judged
-        # with their calling contexts (its callers are analysed first: feed_contexts).
+        # A reported file with exporting functions and reported importers: judged with their
+        # calling contexts (its callers are analysed first: feed_contexts).
         planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
         if self.project is not None and jobs > 1 and len(planned) > 8:
             # Modules other planned files import are analysed before the workers start.
