@@ -296,3 +296,33 @@ def test_import_forms_methods_and_unlinked_callers(tmp_path):
     found = lint_paths([str(tmp_path)], Config(), use_cache=False)
     assert _found(found, tmp_path) == [("pkg/bridge.py", 7, "JXI002")]
     assert "when to_torch() is called from far()" in found.findings[0].message
+
+
+def test_torch_callers_no_jax_reaches_give_no_contexts_and_are_never_parsed(tmp_path):
+    from jaxinterop_lint.pipeline.analyse import PARSES
+
+    root = _project(tmp_path, {"first": """
+        def first(x):
+            return to_torch(sharded(x))
+    """})
+    _write(root, {"pkg/torch_user.py": """
+        import torch
+        from pkg.bridge import to_torch
+        def host(n):
+            return to_torch(torch.ones(n))
+    """, "pkg/torch_helper.py": """
+        import torch
+        def as_torch(t):
+            return torch.from_dlpack(t)
+    """, "pkg/torch_caller.py": """
+        import torch
+        from pkg.torch_helper import as_torch
+        def f(n):
+            return as_torch(torch.ones(n))
+    """})
+    PARSES.clear()
+    result = lint_paths([str(root)], Config(), use_cache=False, jobs=1)
+    assert _found(result, root) == [("pkg/bridge.py", 4, "JXI002")]
+    assert "called from first()" in result.findings[0].message
+    parsed = {os.path.relpath(p, root) for p in PARSES}
+    assert not parsed & {"pkg/torch_user.py", "pkg/torch_helper.py", "pkg/torch_caller.py"}, parsed

@@ -195,17 +195,18 @@ class Session:
         """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a
         caller gives calling contexts only then: :meth:`context_callers` finds it)."""
         self.plan.targets(caller)
-        return caller in self.plan.importers.get(callee, {})
+        return caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
 
     def context_callers(self, path: str) -> list:
-        """The reported files (sorted) that take names from the reported file ``path``, when
-        it has exporting functions: the callers that may give it calling contexts (a class
-        taken may have an exporting method: every name counts)."""
+        """The reported files (sorted) that JAX code reaches and that take names from the
+        reported file ``path``, when it has exporting functions: the callers that may give it
+        calling contexts (a class taken may have an exporting method: every name counts).
+        PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
         if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
             return []
         self.know_importers()
         takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
-                  if a != path and self.plan.is_reported(a)}
+                  if a != path and self.plan.is_reported(a) and self.plan.reach(a)}
         if not takers:
             return []
         exporting = self.project.exporting_of(path)
