@@ -257,10 +257,12 @@ def test_whole_project_findings_are_fixed_like_they_are_reported(tmp_path):
     shutil.copytree(ROOT / "fixtures" / "project", tmp_path / "project")
     plain = run_cli(".", cwd=tmp_path / "project")
     reported = plain.stdout.count(": JXI")
-    assert "pipeline.py" in plain.stdout and reported
+    assert "torch_bridge.py:8" in plain.stdout and "pipeline.py:19:12" not in plain.stdout and reported
     r = run_cli("--fix", "--unsafe-fixes", ".", cwd=tmp_path / "project")
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"Fixed {reported} finding{'s' if reported != 1 else ''} (0 remaining)." in r.stderr
-    pipeline = (tmp_path / "project" / "src" / "shardproj" / "pipeline.py").read_text()
-    assert "to_torch(jax.device_put(out, jax.local_devices()[0]))" in pipeline
+    # reported at the sink inside to_torch() (PLAN decision 1), so fixed there
+    bridge = (tmp_path / "project" / "src" / "shardproj" / "export" / "torch_bridge.py").read_text()
+    assert "torch.from_dlpack(jax.device_put(a, jax.local_devices()[0]))" in bridge
+    assert "return to_torch(out)\n" in (tmp_path / "project" / "src" / "shardproj" / "pipeline.py").read_text()
     assert "Fixed 0 findings (0 remaining)." in run_cli("--fix", "--unsafe-fixes", ".", cwd=tmp_path / "project").stderr

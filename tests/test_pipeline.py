@@ -78,7 +78,7 @@ def test_torch_code_no_jax_reaches_is_never_parsed_and_no_file_twice(tmp_path):
     proj = project(tmp_path)
     PARSES.clear()
     result = lint_paths([str(proj)], Config(), jobs=1)
-    assert rows(result, proj) == [("pkg/use.py", 6, "JXI002")]
+    assert rows(result, proj) == [("pkg/bridge.py", 5, "JXI002")]
     parsed = {os.path.relpath(p, proj): n for p, n in PARSES.items()}
     assert "pkg/torch_only.py" not in parsed
     assert set(parsed.values()) == {1}, parsed            # parsed once at most
@@ -98,7 +98,11 @@ def test_workers_give_the_same_findings_and_return_only_their_entries(tmp_path, 
     proj = project(tmp_path, extra)
     one = lint_paths([str(proj)], Config(), jobs=1)
     two = lint_paths([str(proj)], Config(), jobs=2)
-    assert rows(one, proj) == rows(two, proj) and len(rows(one, proj)) == 13
+    # 13 callers pass sharded values to to_torch(): one finding, at its sink (PLAN decision 1),
+    # naming the first caller, with workers or without
+    assert rows(one, proj) == rows(two, proj) == [("pkg/bridge.py", 5, "JXI002")]
+    assert [f.message for f in one.findings] == [f.message for f in two.findings]
+    assert "called from main0() at pkg/m0.py:6" in one.findings[0].message
     session = Session(str(proj), Config(), use_cache=True)
     a, b = str(proj / "pkg" / "m0.py"), str(proj / "pkg" / "m1.py")
     session.lint([a], 1)
@@ -122,7 +126,7 @@ def test_nested_package_is_followed_with_python_module_names(tmp_path):
     repo = tmp_path / "repo"
     assert find_root([str(repo / "tools" / "sub" / "pkg" / "use.py")]) == str(repo)
     result = lint_paths([str(repo)], Config())
-    assert rows(result, repo) == [("tools/sub/pkg/use.py", 6, "JXI002")]
+    assert rows(result, repo) == [("tools/sub/pkg/bridge.py", 5, "JXI002")]
 
 
 def test_root_is_never_a_home_folder_nor_above_the_work_tree(tmp_path, monkeypatch):
@@ -168,10 +172,11 @@ def test_creating_a_module_a_cached_file_imports_invalidates_it(tmp_path):
     proj = project(tmp_path, {"pkg/app.py": "from pkg.helpers import to_torch\nimport jax\n"
                                             "from jax.sharding import NamedSharding\n"
                                             "y = jax.device_put(1, NamedSharding(m, p))\nto_torch(y)\n"})
-    assert rows(lint_paths([str(proj)], Config(), use_cache=True), proj) == [("pkg/use.py", 6, "JXI002")]
+    assert rows(lint_paths([str(proj)], Config(), use_cache=True), proj) == [("pkg/bridge.py", 5, "JXI002")]
     assert lint_paths([str(proj)], Config(), use_cache=True).analysed_paths == []
     (proj / "pkg" / "helpers.py").write_text(BRIDGE)
-    assert ("pkg/app.py", 5, "JXI002") in rows(lint_paths([str(proj)], Config(), use_cache=True), proj)
+    # reported at the sink in helpers.py, which app.py now reaches (PLAN decision 1)
+    assert ("pkg/helpers.py", 5, "JXI002") in rows(lint_paths([str(proj)], Config(), use_cache=True), proj)
 
 
 def test_same_size_and_mtime_with_other_content_is_read_again(tmp_path):
@@ -180,7 +185,7 @@ def test_same_size_and_mtime_with_other_content_is_read_again(tmp_path):
     use = proj / "pkg" / "use.py"
     for p in proj.rglob("*.py"):
         _old(p)
-    assert rows(lint_paths([str(proj)], Config(), use_cache=True), proj) == [("pkg/use.py", 6, "JXI002")]
+    assert rows(lint_paths([str(proj)], Config(), use_cache=True), proj) == [("pkg/bridge.py", 5, "JXI002")]
     st = os.stat(use)
     other = USE.replace("to_torch(sharded(x, mesh))", "to_torch(x)               ")
     assert len(other) == len(USE)
@@ -205,7 +210,7 @@ def test_a_file_edited_during_the_run_is_stored_under_the_hash_of_what_was_read(
 
     monkeypatch.setattr(pool, "lint_one", edit_after_reading)
     first = lint_paths([str(proj)], Config(), use_cache=True, jobs=1)
-    assert rows(first, proj) == [("pkg/use.py", 6, "JXI002")]     # the text that was read
+    assert rows(first, proj) == [("pkg/bridge.py", 5, "JXI002")]     # the text that was read
     monkeypatch.undo()
     second = lint_paths([str(proj)], Config(), use_cache=True, jobs=1)
     assert rows(second, proj) == [] and str(use) in second.analysed_paths
@@ -238,11 +243,11 @@ def test_paths_are_spelled_for_the_current_run_whatever_run_filled_the_cache(tmp
     assert first and os.path.isabs(first[0]["path"])
     r = run_cli("--output-format", "json", "pkg", cwd=proj)
     (f,) = json.loads(r.stdout)
-    assert f["path"] == "pkg/use.py"
-    assert {s["path"] for s in f["provenance"]} == {"pkg/shard.py", "pkg/use.py"}
+    assert f["path"] == "pkg/bridge.py"     # at the sink, which use.py reaches (PLAN decision 1)
+    assert {s["path"] for s in f["provenance"]} == {"pkg/shard.py", "pkg/use.py", "pkg/bridge.py"}
     r = run_cli("--output-format", "json", ".", cwd=proj / "pkg")
     (f,) = json.loads(r.stdout)
-    assert f["path"] == "use.py" and {s["path"] for s in f["provenance"]} == {"shard.py", "use.py"}
+    assert f["path"] == "bridge.py" and {s["path"] for s in f["provenance"]} == {"shard.py", "use.py", "bridge.py"}
     r = run_cli("--output-format", "sarif", ".", cwd=proj / "pkg")
     uris = {loc["physicalLocation"]["artifactLocation"]["uri"]
             for run in json.loads(r.stdout)["runs"] for res in run["results"]

@@ -348,7 +348,9 @@ def test_linting_never_imports_or_runs_the_linted_code(tmp_path):
     (tmp_path / "setup.py").write_text(evil)
     r = cli(tmp_path, ".")
     assert r.returncode == 1, r.stderr
-    assert "main.py:8:5: JXI002 export() cannot take `y`" in r.stdout   # through pkg.lib, never imported
+    # at the sink in pkg/lib.py (PLAN decision 1), through pkg/__init__.py, never imported
+    assert "pkg/lib.py:6:12: JXI002 torch.from_dlpack() cannot export `q`" in r.stdout
+    assert "when export() is called at main.py:8 with `y`" in r.stdout
     r = cli(tmp_path, "--fix", "--unsafe-fixes", ".")
     assert r.returncode in (0, 1) and "Traceback" not in r.stderr
     flake = subprocess_run([sys.executable, "-m", "flake8", "--select=JXI", "."], tmp_path)

@@ -8,11 +8,13 @@ keyed by ``(function qualified name, export index in its summary)`` and, within 
 calling site ``(caller, call, parameter)``; :meth:`ContextTable.events` turns them into the
 sink events the rules judge.
 
-Today the callers are in the same module (the walk adds to its own module's table).  The key
-names the callee by its qualified name and the export by its index, which a frozen summary
-keeps too, so a caller in another module (phase B: the pipeline plans the importers that call
-into a reported file) can add its entries to the reported module's table without holding any
-node of it.
+Callers in the same module add to their own module's table.  The key names the callee by its
+qualified name and the export by its index, which a frozen summary keeps too, so a caller in
+another module adds its entries (without ``inner``) to the table the
+:class:`~.project.Project` keeps for the callee's file (``Project.add_context``); the
+callee's analysis resolves them against its own exports when its events are read
+(:meth:`~.module.ModuleAnalysis.incoming_events`).  Such a site is
+``(caller file, caller function, call id, parameter)``.
 """
 from __future__ import annotations
 
@@ -57,6 +59,13 @@ class ContextTable:
         if join and old is not None:
             entry = replace(entry, value=V.join(old.value, entry.value))
         sites[site] = entry
+
+    def drop_caller(self, caller: str) -> None:
+        """Forget the entries added by the module file ``caller`` (sites that start with it:
+        its analysis is made again)."""
+        for sites in self.entries.values():
+            for site in [s for s in sites if s and s[0] == caller]:
+                del sites[site]
 
     def events(self, resolve) -> list:
         """The sink events of every context: the callee's sink event (``entry.inner``, or

@@ -2,6 +2,7 @@
 the returned value seen at the call, generators, exports in calling contexts, donation."""
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from ..knowledge import apis
@@ -12,6 +13,15 @@ from .contexts import ContextEntry
 from .events import CallFrame, RemovedEvent
 from .imports import dotted
 from .values import FuncInfo, Origin, Value
+
+
+def catches_name(names, raised: str) -> bool:
+    """Whether an ``except`` catching ``names`` (None: bare) catches ``raised`` (the test of
+    :func:`jaxinterop_lint.rules.base.catches`, without the release check)."""
+    if names is None:
+        return True
+    bases = apis.EXCEPTION_BASES.get(raised, (raised, "Exception", "BaseException"))
+    return any(name in bases for name in names)
 
 
 class InvokeMixin:
@@ -159,8 +169,9 @@ class InvokeMixin:
         value = P.read_path(arg[0], effect.path)
         inner = effect.event
         if rec.owner is not self.ma or getattr(rec, "node", None) is None:
-            self.sink(node, f"{rec.name}()", inner.sink, value, arg[1],
-                      via=f"{rec.name}() exports it with {inner.consumer}", inner=inner)
+            if not self.context_across(node, rec, arg, value, effect, index):
+                self.sink(node, f"{rec.name}()", inner.sink, value, arg[1],
+                          via=f"{rec.name}() exports it with {inner.consumer}", inner=inner)
             return
         if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE) and value.donated is None:
             return
@@ -178,6 +189,38 @@ class InvokeMixin:
         self.ma.contexts.add(rec.name, index, (self.function, id(node), effect.param), entry,
                              join=bool(self.unrolling))
         self.context_events.append(entry.event(inner))
+
+    def context_across(self, node, rec, arg, value, effect, index: int) -> bool:
+        """A call of ``rec``, an exporting function of another module, passes ``value``:
+        when both files are reported and ``value`` is multi-device (not donated, no false
+        guard: those messages name nodes of this module), the export is a calling context of
+        the sink in the callee's file (PLAN decision 1, across modules), given to the project
+        (:meth:`~.project.Project.add_context`), and True is returned.  A caller's ``try``
+        that catches nothing of what the sink raises keeps the finding here (JXI007 at this
+        module's handler).  The callee files whose reported state decided are noted in
+        ``ma.context_callees`` (for the cache)."""
+        project = self.ma.project
+        callee = getattr(rec.owner, "path", None)
+        if project is None or callee is None or not os.path.isabs(callee) or not os.path.isabs(self.ma.path):
+            return False
+        gives = project.gives_context(self.ma.path, callee)
+        self.ma.context_callees[os.path.abspath(callee)] = bool(project.reported(os.path.abspath(callee)))
+        if not gives or value.multi is None or value.donated is not None or value.false_guard is not None:
+            return False
+        raised = effect.event.sink.raises
+        if self.tries and raised is not None and not any(
+                catches_name(names, raised) for t in self.tries for _, names in t.handlers):
+            return False
+        name = rec.params[effect.param] if effect.param < len(rec.params) else "?"
+        value = V.evolve(value, multi=value.multi.step(f"passed to {rec.name}() as `{name}`", node, self.ma),
+                         param_array=None)
+        env = self.env or {}
+        entry = ContextEntry(value=value, tries=tuple(replace(t, caller=True) for t in self.tries),
+                             single_device_process=bool(env.get("@single")),
+                             frames=(CallFrame(self.function, rec.name, node, arg[1], name, self.ma),))
+        project.add_context(callee, rec.name, index, (os.path.abspath(self.ma.path), self.function, id(node),
+                                                       effect.param), entry, join=bool(self.unrolling))
+        return True
 
     def instantiate(self, ret: Value, bind: dict, rec, node) -> Value:
         """A callee's returned (or yielded, or stored) value seen at a call with arguments

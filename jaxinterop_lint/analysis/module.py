@@ -55,6 +55,9 @@ class ModuleAnalysis:
         from .contexts import ContextTable
 
         self.contexts = ContextTable()
+        # callee file -> whether it was reported, for each exporting function of another
+        # module this module calls (its result depends on it: PLAN decision 1)
+        self.context_callees: dict = {}
 
     # -- driving -------------------------------------------------------------------------
     def run(self) -> "ModuleAnalysis":
@@ -105,14 +108,41 @@ class ModuleAnalysis:
         for rec in self.functions:
             out.extend(rec.events.values())
         out.extend(self.contexts.events(self.export_event))
+        out.extend(self.incoming_events())
         return out
 
-    def export_event(self, function: str, index: int):
+    def incoming_events(self) -> list:
+        """The sink events of the calling contexts that callers in other reported modules
+        gave this module's exports (:meth:`~.project.Project.contexts_into`), each resolved
+        against this analysis's own export (left out when the export is gone or names
+        another parameter: the callee's text changed), in a stable order: by the caller's
+        file, then the line of its call."""
+        table = self.project.contexts_into(self.path) if self.project is not None else None
+        if not table:
+            return []
+        found = []
+        for (function, export), sites in table.entries.items():
+            for entry in sites.values():
+                frame = entry.frames[0] if entry.frames else None
+                inner = self.export_event(function, export, frame.param if frame is not None else None)
+                if inner is None:
+                    continue
+                owner = getattr(frame, "owner", None)
+                where = (getattr(owner, "display_path", ""), owner.position(frame.call)[0] if owner is not None else 0)
+                found.append((where, entry.event(inner)))
+        found.sort(key=lambda item: item[0])
+        return [event for _, event in found]
+
+    def export_event(self, function: str, index: int, param: Optional[str] = None):
         """The sink event of the ``index``-th export of this module's function ``function``
-        (a qualified name), or None: how a calling context added without it is resolved."""
+        (a qualified name), or None: how a calling context added without it is resolved.
+        With ``param`` (the parameter's name) the export must be of that parameter."""
         for rec in self.functions:
             if rec.name == function and rec.summary is not None and index < len(rec.summary.exports):
-                return rec.summary.exports[index].event
+                effect = rec.summary.exports[index]
+                if param is not None and (effect.param >= len(rec.params) or rec.params[effect.param] != param):
+                    continue
+                return effect.event
         return None
 
     def register(self, rec: FunctionRecord) -> FunctionRecord:

@@ -33,24 +33,31 @@ class Project:
     one file and makes its (not yet run) analysis; ``load_summary(path)`` gives a frozen
     module from the cache or None; ``gate(path)`` says whether a module reached through an
     import may be analysed (the plan's); ``reported(path)`` whether a file is among the
-    reported files (phase B reports cross-function exports at the sink in those files).
+    reported files: a caller among them that passes a multi-device value to an exporting
+    function of another reported file gives that file a calling context (:meth:`add_context`)
+    instead of a finding at the call (PLAN decision 1, across modules), when ``linked(caller,
+    callee)`` (the plan's: the caller is among the callee's importers, so the pipeline
+    analyses it before it judges the callee).
     ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
     """
 
     def __init__(self, index, engine_analyse, load_summary: Optional[Callable] = None,
-                 gate: Optional[Callable] = None, reported: Optional[Callable] = None):
+                 gate: Optional[Callable] = None, reported: Optional[Callable] = None,
+                 linked: Optional[Callable] = None):
         self.index = index
         self.root = index.root
         self._analyse = engine_analyse
         self._load_summary = load_summary
         self.gate = gate
         self.reported = reported or (lambda path: False)
+        self.linked = linked or (lambda caller, callee: True)
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
         self._resolved: dict = {}
         self.analysed_paths: list = []
         self.complete: set = set()   # modules whose every function was analysed
+        self.incoming: dict = {}     # callee file -> ContextTable of its reported callers' contexts
 
     # -- module index (delegated) ------------------------------------------------------
     @property
@@ -107,7 +114,7 @@ class Project:
         key = os.path.abspath(path)
         if key in self.by_path and not (fresh and is_frozen(self.by_path[key])):
             ma = self.by_path[key]
-            if full and ma is not None and key not in self.complete and key not in self.running:
+            if full and ma is not None and not is_frozen(ma) and key not in self.complete and key not in self.running:
                 ma.analyse_functions()
                 self.complete.add(key)
             return ma
@@ -115,6 +122,7 @@ class Project:
         if self._load_summary is not None and not fresh:
             frozen = self._load_summary(key)
             if frozen is not None:
+                frozen.path = key      # the callee's file, for calling contexts across modules
                 self.by_path[key] = self.modules[name] = frozen
                 return frozen
         self.by_path[key] = None
@@ -146,11 +154,37 @@ class Project:
         key = os.path.abspath(path)
         self.by_path.pop(key, None)
         self._resolved.clear()
+        for table in self.incoming.values():   # the contexts its old analysis gave
+            table.drop_caller(key)
         for name in [n for n, m in self.modules.items() if m is not None and getattr(m, "path", None) == key]:
             del self.modules[name]
         name = self.module_name(key)
         if name is not None:
             self.modules.pop(name, None)
+
+    # -- calling contexts across modules (PLAN decision 1) ------------------------------
+    def gives_context(self, caller: str, callee: Optional[str]) -> bool:
+        """Whether an export inside module file ``callee`` reached from module file ``caller``
+        is reported at the sink in ``callee`` (a calling context) rather than at the call:
+        both are reported files, they differ, and they are ``linked``."""
+        if not callee or not caller:
+            return False
+        a, b = os.path.abspath(caller), os.path.abspath(callee)
+        return a != b and bool(self.reported(a)) and bool(self.reported(b)) and bool(self.linked(a, b))
+
+    def add_context(self, callee: str, function: str, export: int, site: tuple, entry, join: bool = False) -> None:
+        """Record the calling context ``entry`` of export ``export`` of ``function`` in the
+        module file ``callee``; ``site`` starts with the caller's file (see
+        :class:`~.contexts.ContextTable`)."""
+        from .contexts import ContextTable
+
+        table = self.incoming.setdefault(os.path.abspath(callee), ContextTable())
+        table.add(function, export, site, entry, join=join)
+
+    def contexts_into(self, path: str):
+        """The :class:`~.contexts.ContextTable` of the contexts other modules gave the file
+        ``path``, or None."""
+        return self.incoming.get(os.path.abspath(path))
 
     def replace(self, path: str, ma) -> None:
         """Use ``ma`` as the analysis of ``path`` from now on."""

@@ -169,6 +169,16 @@ def fix_paths(paths: Iterable[str], config: Optional[Config] = None, unsafe: boo
     if write:  # temporary files a killed run left behind
         writer.clean_stale({os.path.dirname(os.path.realpath(f)) for f in files})
     run = FixRun(LintResult(files=len(files)))
+    if files:
+        # The files under ``paths`` are the reported ones: an export a caller among them
+        # reaches is fixed at the callee's sink, as the plain run reports it (PLAN decision 1).
+        try:
+            from ..engine import shared_project
+
+            for root_file in {os.path.dirname(os.path.abspath(f)): f for f in files}.values():
+                shared_project(root_file, config, reported=paths)
+        except ImportError:  # pragma: no cover - older engine
+            pass
     seen: set = set()
     for path in files:
         real = os.path.realpath(path)

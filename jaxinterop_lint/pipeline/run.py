@@ -8,10 +8,15 @@ process's session of the file's project (:func:`shared_project`), which reads an
 same cache, so a file whose result is cached is never analysed again, and a file that is
 not is analysed with only the modules its analysis needs.
 
-Phase B hook (cross-function exports reported at the sink, PLAN.md decision 1): the plan
-knows the reported files (``session.plan.reported``) and the reverse import graph
-(``session.plan.importers[file] -> {importer: names}``); "analyse the importers that call
-into a reported file" is an addition to :meth:`Session.lint` where ``chosen`` is computed.
+Cross-function exports across modules (PLAN.md decision 1): a reported file that calls an
+exporting function of another reported file it imports gives it a calling context instead of
+a finding at the call.  Before a reported file with exporting functions is judged, its
+reported importers are analysed (:meth:`Session.feed_contexts`, from the plan's reverse
+import graph ``plan.importers``), so its sink-line findings are complete whatever the order;
+such a file is planned even when no JAX code reaches it.  A result records the callers whose
+contexts it judged (``ctx_in``: they and what their analyses used are dependencies) and the
+callee files whose reported state decided where its own exports are reported (``ctx_out``);
+:meth:`Session.cached` judges the file again when either no longer holds.
 """
 from __future__ import annotations
 
@@ -89,6 +94,9 @@ class Session:
         self.analysed: list = []
         self._project = None
         self._summarised: set = set()
+        self._fed: dict = {}            # path -> the callers whose contexts its judgment used
+        self._graph_known = False       # importers of every reported file are in the plan
+        self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
 
     @property
     def project(self):
@@ -97,7 +105,7 @@ class Session:
             from ..analysis.project import Project
 
             self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
-                                    reported=self.plan.is_reported)
+                                    reported=self.plan.is_reported, linked=self.imports_from)
             self._project.analysed_paths = self.analysed
         return self._project
 
@@ -160,7 +168,80 @@ class Session:
         return ma
 
     def _judged(self, path: str):
+        self._fed[path] = self.feed_contexts(path)
         return raw_findings(self.analyse(path), path)
+
+    # -- calling contexts across modules (PLAN decision 1) ----------------------------------
+    def know_importers(self) -> None:
+        """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
+        once: those of :meth:`lint`, or for a front end that sees one file at a time the
+        files under its paths (flake8's: ``plan.reported_under``)."""
+        if self._graph_known or self.index is None:
+            return
+        self._graph_known = True
+        files = self._reported_files
+        if files is None:
+            from .discover import discover
+
+            files = []
+            for p in discover(self.plan.reported_under, extend_exclude=self.config.extend_exclude,
+                              respect_gitignore=self.config.respect_gitignore):
+                files.append(os.path.abspath(p))
+                self.index.add_file(files[-1])
+        for p in files:
+            self.plan.targets(p)
+
+    def imports_from(self, caller: str, callee: str) -> bool:
+        """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a
+        caller gives calling contexts only then: :meth:`context_callers` finds it)."""
+        self.plan.targets(caller)
+        return caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
+
+    def context_callers(self, path: str) -> list:
+        """The reported files (sorted) that JAX code reaches and that take names from the
+        reported file ``path``, when it has exporting functions: the callers that may give it
+        calling contexts (a class taken may have an exporting method: every name counts).
+        PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
+        if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
+            return []
+        self.know_importers()
+        takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
+                  if a != path and self.plan.is_reported(a) and self.plan.reach(a)}
+        if not takers:
+            return []
+        exporting = self.project.exporting_of(path)
+        if not exporting:
+            return []
+        return sorted(takers)
+
+    def feed_contexts(self, path: str) -> list:
+        """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
+        function of it), so that the calling contexts they give ``path`` are known before it
+        is judged; returns them."""
+        callers = self.context_callers(path)
+        for a in callers:
+            self.project.analysis_of_path(a, fresh=True)
+        return callers
+
+    def context_fields(self, path: str) -> dict:
+        """``ctx_in`` / ``ctx_out`` of the result of ``path`` (see the module docstring)."""
+        out = {}
+        if self._fed.get(path):
+            out["ctx_in"] = list(self._fed[path])
+        ma = self._project.by_path.get(path) if self._project is not None else None
+        callees = getattr(ma, "context_callees", None)
+        if callees:
+            out["ctx_out"] = sorted([c, r] for c, r in callees.items())
+        return out
+
+    def contexts_hold(self, path: str, data: dict) -> bool:
+        """Whether the context fields of the stored result of ``path`` still hold: its
+        callers are the files it judged contexts of (``ctx_in``: a caller that became
+        reported or stopped being, or that now takes an exporting function, judges it
+        again), and each callee still has the reported state it had (``ctx_out``)."""
+        if not all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ())):
+            return False
+        return list(data.get("ctx_in", ())) == self.context_callers(path)
 
     def raw(self, path: str) -> dict:
         """The raw result of analysing ``path`` (absolute)."""
@@ -173,7 +254,9 @@ class Session:
             if os.environ.get("JAXINTEROP_LINT_DEBUG"):
                 raise
             return raw_to_json([], [], internal_error(exc), False, path, self.root)
-        return raw_to_json(findings, handled, None, True, path, self.root)
+        data = raw_to_json(findings, handled, None, True, path, self.root)
+        data.update(self.context_fields(path))
+        return data
 
     def dependencies(self, path: str, extra=(), planned: Optional[bool] = None) -> Optional[dict]:
         """``{file: hash}`` of what the analysis of ``path`` used (transitively), plus, for
@@ -206,6 +289,9 @@ class Session:
         digest = self.reader.digest(path)
         if digest is None:
             return
+        # The callers whose contexts were judged, and what their analyses used: an edit of
+        # one of them judges this file again (PLAN decision 1).
+        extra = [*extra, *raw.get("ctx_in", ())]
         deps = self.dependencies(path, extra, planned=bool(raw.get("analysed")))
         if deps is None:
             return      # a decision that read much of the project is made again (from stored facts)
@@ -253,6 +339,8 @@ class Session:
         if data is not None and not data.get("analysed") and not data.get("error"):
             if not self.plan.enabled <= set(data.get("enabled", ())):
                 return None
+        if data is not None and not self.contexts_hold(path, data):
+            return None
         return data
 
     def not_analysed(self) -> dict:
@@ -267,6 +355,7 @@ class Session:
             for p in files:
                 self.index.add_file(p)
         self.plan.reported.update(files)
+        self._reported_files = list(files)
         out, todo = {}, []
         for p in files:
             data = self.cached(p)
@@ -284,6 +373,9 @@ class Session:
         # A candidate is analysed when it takes a function or class that uses a consumer.
         chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
         planned = direct + chosen
+        # A reported file with exporting functions and reported importers: judged with their
+        # calling contexts (its callers are analysed first: feed_contexts).
+        planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
         if self.project is not None and jobs > 1 and len(planned) > 8:
             # Modules other planned files import are analysed before the workers start.
             inner = {t for p in planned for t, _ in self.plan.targets(p) if self.plan.gate(t)}
@@ -334,7 +426,7 @@ class Session:
         if data is None:
             targets = self.plan.exporter_targets(path)
             if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
-                    targets, self.plan.consumer_defs)):
+                    targets, self.plan.consumer_defs)) or self.context_callers(path):
                 data = self.raw(path)
             else:
                 data = self.not_analysed()

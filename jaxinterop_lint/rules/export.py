@@ -31,12 +31,15 @@ def calling_context(event: SinkEvent, ctx: RuleContext) -> str:
     """``when f() is called from main() at line 88 with `state``` for the outermost call of
     an export's calling context (the call where the multi-device value enters)."""
     frame = event.context[0]
+    owner = frame.owner
+    other = owner is not None and owner is not ctx.ma   # a caller in another module
     if frame.argument is not None:
-        argument = ctx.text(frame.argument)
+        argument = " ".join(owner.module.code_for_node(frame.argument).split()) if other else ctx.text(frame.argument)
     else:
         argument = frame.param
     where = f"from {frame.caller}() " if frame.caller and frame.caller != "<module>" else ""
-    return f"when {frame.callee}() is called {where}at line {ctx.line(frame.call)} with `{argument}`"
+    line = f"{owner.display_path}:{owner.position(frame.call)[0]}" if other else f"line {ctx.line(frame.call)}"
+    return f"when {frame.callee}() is called {where}at {line} with `{argument}`"
 
 
 def _simple(node) -> bool:
