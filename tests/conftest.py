@@ -48,3 +48,13 @@ def run_python(script: str, cwd=None, env=None, timeout=300):
     return subprocess.run([sys.executable, str(script)], cwd=cwd, capture_output=True, text=True,
                           env=full_env, timeout=timeout)
 
+
+
+def copy_tree(src, dst, **kwargs):
+    """``shutil.copytree`` of a folder of this repository, leaving out what a run of the
+    linter or of Python leaves there (the cache folder a README command makes, bytecode), so a
+    test starts from the files as committed."""
+    import shutil as _shutil
+
+    return _shutil.copytree(src, dst, ignore=_shutil.ignore_patterns(".jaxinterop_lint_cache", "__pycache__"),
+                            **kwargs)

@@ -2,14 +2,13 @@
 errors that name the key and the file, and the flake8 plugin reading the same table."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import CASES, ROOT, run_cli
+from conftest import copy_tree, CASES, ROOT, run_cli
 from jaxinterop_lint import pyproject
 from jaxinterop_lint.config import Config, ConfigError
 
@@ -242,7 +241,7 @@ def test_flake8_and_cli_agree_with_a_config_file(tmp_path):
     for name, src in (("examples", ROOT / "examples"), ("fixtures", ROOT / "fixtures"),
                       ("cases", CASES)):
         if src.is_dir():
-            shutil.copytree(src, tmp_path / name)
+            copy_tree(src, tmp_path / name)
     project(tmp_path, AGREE_TABLE, {"own/source.py": INHOUSE_SOURCE, "own/sink.py": INHOUSE_SINK,
                                     "own/sanitized.py": SANITIZED, "own/lib.py": LIB,
                                     "own/guard.py": GUARD, "skipped/bad.py": BAD})

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import ast
 import os
-import shutil
 import stat
 from pathlib import Path
 
 import libcst as cst
-import pytest
 
-from conftest import ROOT, run_cli
+from conftest import copy_tree, ROOT, run_cli
 from jaxinterop_lint import cli
 from jaxinterop_lint.config import Config
 from jaxinterop_lint.finding import Edit, Fix
@@ -229,7 +227,7 @@ def _parses(data: bytes) -> bool:
 
 def test_fix_every_example_and_fixture(tmp_path):
     for name in ("examples", "fixtures"):
-        shutil.copytree(ROOT / name, tmp_path / name, symlinks=True)
+        copy_tree(ROOT / name, tmp_path / name, symlinks=True)
     before = _tree_bytes(tmp_path)
     assert len(before) > 20, "examples/ and fixtures/ look empty"
     listing = run_cli("--output-format", "json", "--unsafe-fixes", "examples", "fixtures", cwd=tmp_path)
@@ -254,7 +252,7 @@ def test_fix_every_example_and_fixture(tmp_path):
 def test_whole_project_findings_are_fixed_like_they_are_reported(tmp_path):
     """A finding through another module (a project function exporting its parameter) is
     fixed in --fix mode as the plain run reports it, and the re-lint sees the fixed text."""
-    shutil.copytree(ROOT / "fixtures" / "project", tmp_path / "project")
+    copy_tree(ROOT / "fixtures" / "project", tmp_path / "project")
     plain = run_cli(".", cwd=tmp_path / "project")
     reported = plain.stdout.count(": JXI")
     assert "torch_bridge.py:8" in plain.stdout and "pipeline.py:19:12" not in plain.stdout and reported

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import EIGHT_DEVICES, ROOT, run_cli
+from conftest import copy_tree, EIGHT_DEVICES, ROOT, run_cli
 from jaxinterop_lint import Config, lint_paths
 from markers import expected
 
@@ -36,7 +35,7 @@ def _rows(stdout, base):
 
 def test_cli_finds_cross_module_bugs(tmp_path):
     proj = tmp_path / "project"
-    shutil.copytree(PROJECT, proj)
+    copy_tree(PROJECT, proj)
     r = run_cli("--no-cache", "--quiet", ".", cwd=proj)
     assert r.returncode == 1, r.stderr
     assert _rows(r.stdout, proj) == _markers()
@@ -45,7 +44,7 @@ def test_cli_finds_cross_module_bugs(tmp_path):
 
 def test_flake8_finds_the_same(tmp_path):
     proj = tmp_path / "project"
-    shutil.copytree(PROJECT, proj)
+    copy_tree(PROJECT, proj)
     r = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "."], cwd=proj,
                        capture_output=True, text=True, timeout=300)
     assert _rows(r.stdout.replace("[*] ", ""), proj) == _markers()
@@ -88,7 +87,7 @@ def _names(result):
 
 def test_incremental_cache_reanalyses_only_dependents(tmp_path):
     proj = tmp_path / "project"
-    shutil.copytree(PROJECT, proj)
+    copy_tree(PROJECT, proj)
     paths = [str(proj)]
     first = lint_paths(paths, Config(), use_cache=True)
     # parallel/__init__.py names no interop API and nothing needs its names: never parsed.
@@ -119,7 +118,7 @@ def test_incremental_cache_reanalyses_only_dependents(tmp_path):
 
 def test_no_cache_and_clean(tmp_path):
     proj = tmp_path / "project"
-    shutil.copytree(PROJECT, proj)
+    copy_tree(PROJECT, proj)
     run_cli("--no-cache", ".", cwd=proj)
     assert not (proj / ".jaxinterop_lint_cache").exists()
     run_cli(".", cwd=proj)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from conftest import EIGHT_DEVICES, ROOT, run_cli
+from conftest import copy_tree, EIGHT_DEVICES, ROOT, run_cli
 from jaxinterop_lint import Config, lint_paths
 from markers import expected
 
@@ -57,7 +56,7 @@ def _found(result, root):
 
 def _copy(tmp_path, src=PROJECT):
     proj = tmp_path / "project"
-    shutil.copytree(src, proj)
+    copy_tree(src, proj)
     return proj
 
 
