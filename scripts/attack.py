@@ -273,6 +273,53 @@ def _(work: Path):
     return ratio < 3, f"{times[200]:.2f} s and {times[500]:.2f} s (ratio {ratio:.2f})"
 
 
+def peak_run(repo: Path, *args, timeout: int = 300) -> tuple:
+    """``jaxinterop-lint --no-cache ARGS`` in ``repo``: (exit status or "timeout", stdout,
+    stderr, the child's peak RSS in MB from ``os.wait4``)."""
+    proc = subprocess.Popen([PY, "-m", "jaxinterop_lint", "--no-cache", *map(str, args)], cwd=repo,
+                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    timer = __import__("threading").Timer(timeout, proc.kill)
+    timer.start()
+    try:
+        out, err = proc.stdout.read(), proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    code = os.waitstatus_to_exitcode(status)
+    return ("timeout" if code == -signal.SIGKILL else code), out.decode(errors="replace"), \
+        err.decode(errors="replace"), usage.ru_maxrss / 1024
+
+
+def _large(name: str):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import large_inputs
+
+    return getattr(large_inputs, name)
+
+
+@attack("inputs", "a 2 MB list literal exported, and one bound to a name nothing uses",
+        "both files' findings; peak memory within 50 MB + 30x the file (110 MB)")
+def _(work: Path):
+    repo = project(work, {"used.py": _large("literal_used")(2 << 20), "unused.py": _large("literal_unused")(2 << 20)})
+    seen = []
+    for name in ("used.py", "unused.py"):
+        code, out, err, peak = peak_run(repo, name)
+        seen.append(f"{name}: exit {code}, {peak:.0f} MB")
+        if code != 1 or "JXI002" not in out or peak > 50 + 30 * 2:
+            return False, "; ".join(seen)
+    return True, "; ".join(seen)
+
+
+@attack("inputs", "5 MB of dense code (a file too large to analyse within the limits)",
+        "one clear error line (exit 2), peak memory within 50 MB + 30x the file (200 MB)")
+def _(work: Path):
+    repo = project(work, {"dense.py": _large("dense")(5 << 20)})
+    code, out, err, peak = peak_run(repo, "dense.py")
+    lines = errors(subprocess.CompletedProcess((), code, out, err))
+    ok = code == 2 and len(lines) == 1 and "too large to analyse" in lines[0] and peak <= 200 and "Traceback" not in err
+    return ok, f"exit {code}, {len(lines)} error line(s), {peak:.0f} MB"
+
+
 @attack("inputs", "flake8: a file the plugin cannot lint (1,200 nested lambdas); an internal error",
         "a JXI000 line for the file (exit 1), never silence")
 def _(work: Path):
