@@ -35,6 +35,8 @@ BYTES_PER_LINE = 1536         # ... and per line, even an empty one (a masked st
 BUDGET_FIXED = 50 * 2**20     # bytes the parse may take whatever the file's size ...
 BUDGET_PER_BYTE = 30          # ... plus this many per byte of the file (issue 13's target)
 MIN_ITEMS = 64                # items of a constant display past which it is shrunk
+SHRINK_FROM = 64 * 2**10     # characters of text below which nothing is shrunk (the scan costs
+                              # some 0.3 microseconds per character; libcst 10-20)
 GUARD_FIRST = 2 * 2**20       # characters up to which a text over budget is checked for nesting first
 
 _STRING = (r'(?:"""(?:\\[\s\S]|[^\\])*?"""|\'\'\'(?:\\[\s\S]|[^\\])*?\'\'\'|"(?:\\.|[^"\\\r\n])*"'
@@ -47,6 +49,10 @@ _LEX = re.compile(
     r"|(?P<w>[^\W\d]\w*)"
     r"|(?P<o>[(\[{])|(?P<x>[)\]}])|(?P<p>\S)")
 _TOKEN = re.compile(rf"[\w]*{_STRING}|\#[^\r\n]*|\w+|\S")
+# A necessary condition for a display to be shrunk, checked at C speed first: a run of
+# MIN_ITEMS constants with only whitespace, commas, colons and brackets between them.
+_RUN = re.compile(r"""(?:[-+]?(?:(?:\d|\.\d)(?:[\w.]|(?<=[eE])[-+])*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|"""
+                  r"""(?:True|False|None)\b)[\s,:()\[\]{}]+){%d}""" % MIN_ITEMS)
 _CONSTANT_WORDS = frozenset({"True", "False", "None"})
 _KEYWORDS = frozenset(keyword.kwlist) - _CONSTANT_WORDS
 
@@ -73,7 +79,7 @@ def constant_displays(text: str) -> list:
     """``[(start, end), ...]``: for each outermost display of constants with at least
     :data:`MIN_ITEMS` items, the offsets from just after its first comma to its closing
     bracket.  Never raises; a text it cannot follow gives fewer spans, never a wrong one."""
-    if text.count(",") < MIN_ITEMS:
+    if text.count(",") < MIN_ITEMS or not _RUN.search(text):
         return []
     spans: list = []
     stack: list = []
@@ -124,8 +130,9 @@ def constant_displays(text: str) -> list:
 
 def shrink(text: str) -> tuple:
     """``(text with the items of long constant displays blanked, the spans blanked)``; see
-    the module's docstring.  The text has the same length, lines and columns."""
-    spans = constant_displays(text)
+    the module's docstring.  The text has the same length, lines and columns.  A text under
+    :data:`SHRINK_FROM` characters is returned as it is (its parse is cheap anyway)."""
+    spans = constant_displays(text) if len(text) >= SHRINK_FROM else []
     if not spans:
         return text, []
     out, at = [], 0

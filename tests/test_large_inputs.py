@@ -29,7 +29,8 @@ ITEMS = ", ".join(str(i) for i in range(2 * MIN_ITEMS))
     "x = [" + ",\n     ".join(f"[{i}, None, 'a' 'b', True]" for i in range(2 * MIN_ITEMS)) + "]  # table\n",
     f"if v in ({ITEMS}):\n    pass\n", f"f([{ITEMS}])\n",
 ])
-def test_long_constant_displays_are_shrunk_keeping_lines_and_columns(code):
+def test_long_constant_displays_are_shrunk_keeping_lines_and_columns(code, monkeypatch):
+    monkeypatch.setattr(size, "SHRINK_FROM", 0)
     out, spans = shrink(code)
     assert len(spans) == 1 and len(out) == len(code) and out.count("\n") == code.count("\n")
     assert out != code
@@ -47,11 +48,13 @@ def test_long_constant_displays_are_shrunk_keeping_lines_and_columns(code):
     "x = [" + ", ".join(str(i) for i in range(MIN_ITEMS - 2)) + "]\n",   # short
     f"x = [1 - {ITEMS}]\n",
 ])
-def test_other_code_is_never_shrunk(code):
+def test_other_code_is_never_shrunk(code, monkeypatch):
+    monkeypatch.setattr(size, "SHRINK_FROM", 0)
     assert constant_displays(code) == [] and shrink(code) == (code, [])
 
 
-def test_a_syntax_error_in_a_long_list_is_still_reported():
+def test_a_syntax_error_in_a_long_list_is_still_reported(monkeypatch):
+    monkeypatch.setattr(size, "SHRINK_FROM", 0)
     code = f"import jax\nimport torch\nx = [{ITEMS.replace(', 5,', ' 5,')}]\nt = torch.from_dlpack(jax.device_put(x, s))\n"
     r = lint_source(code, "m.py", Config())
     assert r.error is not None and "syntax" in r.error.message
@@ -75,7 +78,8 @@ def test_no_fix_rewrites_a_shrunk_literal(tmp_path):
     """The fix of ``.device_buffer`` rewrites the whole expression: over a shrunk literal it
     would write back the blanked items (it did, before the check), so there is none; the
     finding stays.  With a short literal the fix is made."""
-    long = REMOVED.format(", ".join(str(i) for i in range(3 * MIN_ITEMS)))
+    long = REMOVED.format(", ".join(str(i) for i in range(20_000)))
+    assert len(long) > size.SHRINK_FROM
     [f] = lint_source(long, "m.py", Config()).findings
     assert f.code == "JXI005" and f.fix is None
     [short] = lint_source(REMOVED.format("0, 1"), "m.py", Config()).findings
