@@ -303,7 +303,7 @@ def _(work: Path):
     repo = project(work, {"used.py": _large("literal_used")(2 << 20), "unused.py": _large("literal_unused")(2 << 20)})
     seen = []
     for name in ("used.py", "unused.py"):
-        code, out, err, peak = peak_run(repo, name)
+        code, out, _, peak = peak_run(repo, name)
         seen.append(f"{name}: exit {code}, {peak:.0f} MB")
         if code != 1 or "JXI002" not in out or peak > 50 + 30 * 2:
             return False, "; ".join(seen)

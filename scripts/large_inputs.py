@@ -37,7 +37,7 @@ TAIL = "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y
 
 
 def _literal(size: int) -> str:
-    items, n, out = [], 0, []
+    n, out = 0, []
     i = 0
     while n < size:
         item = f"{i * 7919 % 100000}, "
