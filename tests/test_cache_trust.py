@@ -306,3 +306,19 @@ def test_cp_p_of_other_content_with_the_same_size_and_mtime_is_linted_again(key_
     assert (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)
     r = run_cli("a.py", cwd=repo)
     assert r.returncode == 1 and "JXI002" in r.stdout, r.stdout
+
+
+def test_the_store_key_covers_the_python_and_the_libcst_that_made_the_results(monkeypatch):
+    import sys
+
+    from jaxinterop_lint import Config
+    from jaxinterop_lint.pipeline import run
+
+    stamp = run.parser_stamp()
+    assert stamp[0] == list(sys.version_info[:2]) and stamp[1] is not None
+    before = run.store_key(Config())
+    monkeypatch.setattr(run, "parser_stamp", lambda: [[3, 99], stamp[1]])
+    other_python = run.store_key(Config())
+    monkeypatch.setattr(run, "parser_stamp", lambda: [stamp[0], [stamp[1][0], 1, 2]])
+    other_libcst = run.store_key(Config())
+    assert len({before, other_python, other_libcst}) == 3
