@@ -383,10 +383,10 @@ def _sign(path: Path, payload: bytes, keys: Path) -> bytes:
     own format: a header line with the HMAC, then the JSON); a store without MACs (before
     issue 13) is plain JSON."""
     try:
-        from jaxinterop_lint.pipeline import store
+        from jaxinterop_lint.pipeline import store, storekey
 
         key = (keys / "key").read_bytes()
-        return store.MAGIC + store._mac(key, str(path), payload).encode() + b"\n" + payload
+        return store.MAGIC + storekey.mac_of(key, str(path), payload).encode() + b"\n" + payload
     except (ImportError, AttributeError, OSError):
         return payload
 

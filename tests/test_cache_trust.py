@@ -17,6 +17,7 @@ import pytest
 
 from conftest import run_cli
 from jaxinterop_lint.pipeline import store as st
+from jaxinterop_lint.pipeline import storekey as sk
 from jaxinterop_lint.pipeline.store import CACHE_DIR, MAGIC, Store
 
 FINDING = ("import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
@@ -29,8 +30,8 @@ ENTRY = {"hash": "h", "result": {"data": {"findings": [], "handled": [], "error"
 def key_dir(tmp_path, monkeypatch):
     """A fresh per-user key folder (in-process and for subprocesses)."""
     folder = tmp_path / "keys-victim"
-    monkeypatch.setenv(st.KEY_ENV, str(folder))
-    monkeypatch.setattr(st, "_KEYS", {})
+    monkeypatch.setenv(sk.KEY_ENV, str(folder))
+    monkeypatch.setattr(sk, "_KEYS", {})
     return folder
 
 
@@ -50,7 +51,7 @@ def store_files(repo):
 def forge(path, doc, key: bytes) -> None:
     """Write ``doc`` as the store file ``path`` with a MAC under ``key`` (the attacker's)."""
     payload = json.dumps(doc).encode()
-    path.write_bytes(MAGIC + st._mac(key, str(path), payload).encode() + b"\n" + payload)
+    path.write_bytes(MAGIC + sk.mac_of(key, str(path), payload).encode() + b"\n" + payload)
 
 
 def payload_of(path) -> dict:
@@ -67,19 +68,19 @@ def blank(doc: dict) -> dict:
 
 # -- the key -----------------------------------------------------------------------------------
 def test_the_key_is_made_once_mode_0600_outside_the_repository(key_dir, tmp_path):
-    key = st.secret_key()
-    assert key is not None and len(key) == st.KEY_BYTES
+    key = sk.secret_key()
+    assert key is not None and len(key) == sk.KEY_BYTES
     path = key_dir / "key"
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert [p.name for p in key_dir.iterdir()] == ["key"]      # no temporary file left
-    st._KEYS.clear()
-    assert st.secret_key() == key                               # read again, not replaced
+    sk._KEYS.clear()
+    assert sk.secret_key() == key                               # read again, not replaced
 
 
 def test_no_key_means_no_cache_and_no_error(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("")
-    monkeypatch.setenv(st.KEY_ENV, str(tmp_path / "file" / "keys"))   # cannot be a folder
-    monkeypatch.setattr(st, "_KEYS", {})
+    monkeypatch.setenv(sk.KEY_ENV, str(tmp_path / "file" / "keys"))   # cannot be a folder
+    monkeypatch.setattr(sk, "_KEYS", {})
     s = Store(str(tmp_path), "k")
     assert s.file is None
     s.put("/a.py", "h", result=ENTRY["result"])
@@ -95,13 +96,13 @@ def test_no_key_means_no_cache_and_no_error(tmp_path, monkeypatch):
 def test_a_key_others_can_read_or_a_link_is_not_used(key_dir, tmp_path, how):
     key_dir.mkdir()
     if how == "world-readable":
-        (key_dir / "key").write_bytes(b"k" * st.KEY_BYTES)
+        (key_dir / "key").write_bytes(b"k" * sk.KEY_BYTES)
         os.chmod(key_dir / "key", 0o644)
     else:
-        (tmp_path / "elsewhere").write_bytes(b"k" * st.KEY_BYTES)
+        (tmp_path / "elsewhere").write_bytes(b"k" * sk.KEY_BYTES)
         os.chmod(tmp_path / "elsewhere", 0o600)
         os.symlink(tmp_path / "elsewhere", key_dir / "key")
-    assert st.secret_key() is None
+    assert sk.secret_key() is None
 
 
 # -- reading: only what this user wrote, safely --------------------------------------------------
@@ -150,7 +151,7 @@ def test_a_store_file_is_bound_to_its_place(key_dir, tmp_path):
                                      "data": ENTRY["result"]["data"], "deps": [1]}}}}])
 def test_wrong_shapes_even_under_a_valid_mac_are_a_miss(key_dir, tmp_path, doc):
     (tmp_path / CACHE_DIR).mkdir()
-    forge(tmp_path / CACHE_DIR / "k.json", doc, st.secret_key())
+    forge(tmp_path / CACHE_DIR / "k.json", doc, sk.secret_key())
     assert Store(str(tmp_path), "k").get("/p/a.py") is None
 
 
@@ -158,7 +159,7 @@ def test_100k_nesting_under_a_valid_mac_is_a_miss_not_a_traceback(key_dir, tmp_p
     (tmp_path / CACHE_DIR).mkdir()
     f = tmp_path / CACHE_DIR / "k.json"
     payload = b"[" * 100_000 + b"]" * 100_000
-    f.write_bytes(MAGIC + st._mac(st.secret_key(), str(f), payload).encode() + b"\n" + payload)
+    f.write_bytes(MAGIC + sk.mac_of(sk.secret_key(), str(f), payload).encode() + b"\n" + payload)
     assert Store(str(tmp_path), "k").entries == {}
 
 
@@ -246,21 +247,21 @@ def test_stale_temporary_files_are_removed_on_save(key_dir, tmp_path):
 def test_a_committed_cache_with_blanked_results_hides_nothing(key_dir, tmp_path, monkeypatch):
     repo = repo_with(tmp_path, {"a.py": FINDING})
     attacker = tmp_path / "keys-attacker"
-    r = run_cli("a.py", cwd=repo, env={st.KEY_ENV: str(attacker)})       # the attacker's own run
+    r = run_cli("a.py", cwd=repo, env={sk.KEY_ENV: str(attacker)})       # the attacker's own run
     assert r.returncode == 1
     [f] = store_files(repo)
-    st._KEYS.clear()
-    monkeypatch.setenv(st.KEY_ENV, str(attacker))
-    forge(f, blank(payload_of(f)), st.secret_key())
+    sk._KEYS.clear()
+    monkeypatch.setenv(sk.KEY_ENV, str(attacker))
+    forge(f, blank(payload_of(f)), sk.secret_key())
     # believed by the machine that wrote it (so the forgery would hide the finding) ...
-    assert run_cli("a.py", cwd=repo, env={st.KEY_ENV: str(attacker)}).returncode == 0
+    assert run_cli("a.py", cwd=repo, env={sk.KEY_ENV: str(attacker)}).returncode == 0
     forged = f.read_bytes()
     # ... never by the victim: a fresh clone in CI, another user, flake8
-    r = run_cli("a.py", cwd=repo, env={st.KEY_ENV: str(key_dir)})
+    r = run_cli("a.py", cwd=repo, env={sk.KEY_ENV: str(key_dir)})
     assert r.returncode == 1 and "a.py:4:5: JXI002" in r.stdout, r.stdout + r.stderr
     f.write_bytes(forged)
     fl = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "-j", "1", "a.py"], cwd=repo,
-                        capture_output=True, text=True, env={**os.environ, st.KEY_ENV: str(key_dir)}, timeout=300)
+                        capture_output=True, text=True, env={**os.environ, sk.KEY_ENV: str(key_dir)}, timeout=300)
     assert fl.returncode == 1 and "a.py:4:5: JXI002" in fl.stdout, fl.stdout + fl.stderr
 
 

@@ -31,7 +31,7 @@ So only what this user wrote on this machine is believed:
 - each store file is ``MAGIC <hex HMAC-SHA256>\\n<JSON payload>``; the MAC covers the file's
   own path and the payload, under a per-user secret key (:func:`secret_key`) kept outside the
   repository, in the user cache folder of ``platformdirs`` (``JAXINTEROP_LINT_KEY_DIR``
-  points elsewhere, for tests).  No key (it cannot be made or read safely): no cache, no error;
+  points elsewhere, for tests; see :mod:`.storekey`).  No key (it cannot be made or read safely): no cache, no error;
 - the folder is opened without following a symlink and must be a directory; the store file
   is opened relative to it with ``O_NOFOLLOW | O_NONBLOCK`` (a link to ``/dev/zero`` or a FIFO
   is refused, never read), must be a regular file, and at most :data:`MAX_BYTES` are read;
@@ -55,19 +55,13 @@ import stat
 import time
 from typing import Callable, Optional
 
+from .storekey import _CLOEXEC, _DIRECTORY, _NOFOLLOW, _NONBLOCK, mac_of, secret_key
+
 CACHE_DIR = ".jaxinterop_lint_cache"
 FORMAT = 3
 MAGIC = b"jaxinterop-lint-cache-3 "
 MAX_BYTES = 128 * 2**20   # a store file larger than this is not read (a miss), nor written
-KEY_ENV = "JAXINTEROP_LINT_KEY_DIR"
-KEY_BYTES = 32
 STALE_TMP_S = 3600        # temporary files of a killed run older than this are removed on save
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-# The safe opening needs both; without them (Windows) the cache is off.
-SAFE_OPEN = bool(_NOFOLLOW and _DIRECTORY) and {os.open, os.rename, os.unlink} <= os.supports_dir_fd
 RACY_NS = 2_000_000_000   # a file modified less than 2 s before it was read gets no stamp
 
 
@@ -94,84 +88,6 @@ def stamp_of(st: os.stat_result) -> list:
     """The stat fields the shortcut compares: mtime, size, ctime (never set by ``cp -p``,
     ``rsync -a`` or ``touch``) and inode."""
     return [st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino]
-
-
-# -- the secret key ------------------------------------------------------------------------------
-_KEYS: dict = {}
-
-
-def key_folder() -> Optional[str]:
-    """Where the per-user key lives: ``$JAXINTEROP_LINT_KEY_DIR``, else the user cache folder
-    of ``platformdirs`` (``~/.cache/jaxinterop-lint`` on Linux); None without platformdirs."""
-    given = os.environ.get(KEY_ENV)
-    if given:
-        return os.path.abspath(given)
-    try:
-        import platformdirs
-    except ImportError:   # pragma: no cover - a declared dependency
-        return None
-    return platformdirs.user_cache_dir("jaxinterop-lint", appauthor=False)
-
-
-def _read_key(path: str) -> Optional[bytes]:
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or (hasattr(os, "geteuid") and st.st_uid != os.geteuid()):
-            return None    # someone else's, or readable by others: not a secret
-        data = os.read(fd, KEY_BYTES + 1)
-    finally:
-        os.close(fd)
-    return data if len(data) == KEY_BYTES else None
-
-
-def _make_key(folder: str, path: str) -> None:
-    """Create the key atomically: a 0600 temporary file in ``folder``, linked to ``path``
-    (never replacing a key another process made first)."""
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    tmp = os.path.join(folder, f".key-{os.getpid()}-{secrets.token_hex(8)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
-    try:
-        try:
-            os.write(fd, secrets.token_bytes(KEY_BYTES))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-    finally:
-        os.unlink(tmp)
-
-
-def secret_key() -> Optional[bytes]:
-    """This user's secret key for the store's MACs (made on first use, mode 0600, in
-    :func:`key_folder`), or None when it cannot be made or read safely: the cache is then
-    off for the run.  Never raises."""
-    folder = key_folder()
-    if folder is None or not SAFE_OPEN:
-        return None
-    if folder not in _KEYS:
-        path = os.path.join(folder, "key")
-        key = None
-        try:
-            try:
-                key = _read_key(path)
-            except FileNotFoundError:
-                _make_key(folder, path)
-                key = _read_key(path)
-        except OSError:
-            key = None
-        _KEYS[folder] = key
-    return _KEYS[folder]
-
-
-def _mac(key: bytes, file: str, payload: bytes) -> str:
-    """The MAC of a store file: its absolute path and payload under ``key``."""
-    h = hmac.new(key, b"jaxinterop-lint store\0" + os.fsencode(file) + b"\0", hashlib.sha256)
-    h.update(payload)
-    return h.hexdigest()
 
 
 # -- the shape of what is read -----------------------------------------------------------------
@@ -282,7 +198,7 @@ class Store:
         if end < 0:
             return None
         mac, payload = data[len(MAGIC):end], data[end + 1:]
-        if not hmac.compare_digest(mac, _mac(self.secret, self.file, payload).encode()):
+        if not hmac.compare_digest(mac, mac_of(self.secret, self.file, payload).encode()):
             return None
         return payload
 
@@ -384,7 +300,7 @@ class Store:
 
     def _encode(self, files: dict) -> bytes:
         payload = json.dumps({"format": FORMAT, "files": files}, separators=(",", ":"), default=_plain).encode()
-        return MAGIC + _mac(self.secret, self.file, payload).encode() + b"\n" + payload
+        return MAGIC + mac_of(self.secret, self.file, payload).encode() + b"\n" + payload
 
     def _write(self, dfd: int, data: bytes) -> None:
         tmp = f".tmp-{os.getpid()}-{secrets.token_hex(6)}.json"
