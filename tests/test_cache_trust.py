@@ -323,3 +323,12 @@ def test_the_store_key_covers_the_python_and_the_libcst_that_made_the_results(mo
     monkeypatch.setattr(run, "parser_stamp", lambda: [stamp[0], [stamp[1][0], 1, 2]])
     other_libcst = run.store_key(Config())
     assert len({before, other_python, other_libcst}) == 3
+
+
+def test_a_bad_entry_costs_only_itself(key_dir, tmp_path):
+    (tmp_path / CACHE_DIR).mkdir()
+    forge(tmp_path / CACHE_DIR / "k.json", {"format": st.FORMAT, "files": {"/p/a.py": ENTRY, "/p/b.py": ["x"]}},
+          sk.secret_key())
+    s = Store(str(tmp_path), "k")
+    assert s.get("/p/b.py") is None and s.get("/p/a.py")["hash"] == "h"
+    assert s.known_hash("/p/b.py", [1, 2, 3, 4]) is None

@@ -159,6 +159,7 @@ class Store:
         if self.secret is None:
             self.folder = None        # no key: the cache is off for this run
         self.file = os.path.join(self.folder, self.name) if self.folder else None
+        self._checked: set = set()    # paths whose entry's shape was checked (or written here)
         self.entries: dict = self._load() if self.file else {}
         self._written: dict = {}      # entries written since the last drain
         self._unsaved: dict = {}      # entries written since the last save
@@ -174,7 +175,7 @@ class Store:
         files = data.get("files") if isinstance(data, dict) and data.get("format") == FORMAT else None
         if not isinstance(files, dict):
             return {}
-        return {p: e for p, e in files.items() if isinstance(p, str) and valid_entry(e)}
+        return files       # each entry's shape is checked when it is first read (:meth:`get`)
 
     def _read(self, folder_fd: Optional[int]) -> Optional[bytes]:
         """The payload of the store file when its MAC is this user's, else None."""
@@ -204,9 +205,16 @@ class Store:
 
     # -- reading -------------------------------------------------------------------------
     def get(self, path: str) -> Optional[dict]:
-        """The raw entry of ``path`` (absolute), or None; see :meth:`valid`."""
+        """The entry of ``path`` (absolute), or None; one of the wrong shape
+        (:func:`valid_entry`, checked on first use: a run reads few of the entries) is none."""
         e = self.entries.get(path)
-        return e if isinstance(e, dict) else None
+        if e is None or path in self._checked:
+            return e
+        if not valid_entry(e):
+            del self.entries[path]
+            return None
+        self._checked.add(path)
+        return e
 
     def known_hash(self, path: str, stamp: list) -> Optional[str]:
         """The recorded hash of ``path`` when ``stamp`` is the one recorded with it."""
@@ -245,6 +253,7 @@ class Store:
         if stamp is not None:
             e["stamp"] = stamp
         self.entries[path] = e
+        self._checked.add(path)
         self._written[path] = e
         self._unsaved[path] = e
 
@@ -257,6 +266,7 @@ class Store:
         """Take in entries drained from another store of the same key (a worker's)."""
         for path, e in entries.items():
             self.entries[path] = e
+            self._checked.add(path)
             self._unsaved[path] = e
 
     def save(self) -> None:
@@ -292,6 +302,7 @@ class Store:
                 self._write(dfd, data)
                 _remove_stale(dfd)
             self.entries = current
+            self._checked = set(self._unsaved)
             self._unsaved = {}
         except OSError:
             pass
