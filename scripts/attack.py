@@ -7,7 +7,7 @@ needs in its own folder and returns ``(passed, what happened)``.  The script pri
 (section, attack, expected, result) and exits 0 when every attack is defended, 1 otherwise,
 2 on a usage error.  ``tests/test_attack.py`` runs it in CI.
 
-Adding an attack (the cache section is the next one)::
+Adding an attack::
 
     @attack("cache", "cache file is a FIFO", "the run ignores it and ends")
     def _(work: Path):
@@ -273,6 +273,53 @@ def _(work: Path):
     return ratio < 3, f"{times[200]:.2f} s and {times[500]:.2f} s (ratio {ratio:.2f})"
 
 
+def peak_run(repo: Path, *args, timeout: int = 300) -> tuple:
+    """``jaxinterop-lint --no-cache ARGS`` in ``repo``: (exit status or "timeout", stdout,
+    stderr, the child's peak RSS in MB from ``os.wait4``)."""
+    proc = subprocess.Popen([PY, "-m", "jaxinterop_lint", "--no-cache", *map(str, args)], cwd=repo,
+                            env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    timer = __import__("threading").Timer(timeout, proc.kill)
+    timer.start()
+    try:
+        out, err = proc.stdout.read(), proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    code = os.waitstatus_to_exitcode(status)
+    return ("timeout" if code == -signal.SIGKILL else code), out.decode(errors="replace"), \
+        err.decode(errors="replace"), usage.ru_maxrss / 1024
+
+
+def _large(name: str):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import large_inputs
+
+    return getattr(large_inputs, name)
+
+
+@attack("inputs", "a 2 MB list literal exported, and one bound to a name nothing uses",
+        "both files' findings; peak memory within 50 MB + 30x the file (110 MB)")
+def _(work: Path):
+    repo = project(work, {"used.py": _large("literal_used")(2 << 20), "unused.py": _large("literal_unused")(2 << 20)})
+    seen = []
+    for name in ("used.py", "unused.py"):
+        code, out, _, peak = peak_run(repo, name)
+        seen.append(f"{name}: exit {code}, {peak:.0f} MB")
+        if code != 1 or "JXI002" not in out or peak > 50 + 30 * 2:
+            return False, "; ".join(seen)
+    return True, "; ".join(seen)
+
+
+@attack("inputs", "5 MB of dense code (a file too large to analyse within the limits)",
+        "one clear error line (exit 2), peak memory within 50 MB + 30x the file (200 MB)")
+def _(work: Path):
+    repo = project(work, {"dense.py": _large("dense")(5 << 20)})
+    code, out, err, peak = peak_run(repo, "dense.py")
+    lines = errors(subprocess.CompletedProcess((), code, out, err))
+    ok = code == 2 and len(lines) == 1 and "too large to analyse" in lines[0] and peak <= 200 and "Traceback" not in err
+    return ok, f"exit {code}, {len(lines)} error line(s), {peak:.0f} MB"
+
+
 @attack("inputs", "flake8: a file the plugin cannot lint (1,200 nested lambdas); an internal error",
         "a JXI000 line for the file (exit 1), never silence")
 def _(work: Path):
@@ -292,6 +339,169 @@ def _(work: Path):
         """)
     ok = f.returncode == 1 and "JXI000" in f.stdout and bug.returncode == 1 and "JXI000" in bug.stdout
     return ok, f"exit {f.returncode} / {bug.returncode}: {'JXI000 both' if ok else (f.stdout + bug.stdout)[:120]}"
+
+
+# -- the cache is repository content ------------------------------------------------------------
+CACHE = ".jaxinterop_lint_cache"
+KEY_ENV = "JAXINTEROP_LINT_KEY_DIR"
+MEMORY_LIMIT = 4 << 30      # a run that reads /dev/zero would pass it within seconds
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def cached(repo: Path, keys: Path, *args, timeout: int = 120) -> subprocess.CompletedProcess:
+    """``jaxinterop-lint ARGS`` with the cache on, the per-user key in ``keys``, under a
+    memory limit and a timeout (a timeout is a failure of the attack, not of the script)."""
+    try:
+        return run([PY, "-m", "jaxinterop_lint", *map(str, args)], repo, env={KEY_ENV: str(keys)},
+                   timeout=timeout, preexec_fn=_limit_memory)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(args, -1, "", f"timed out after {timeout} s")
+
+
+def store_file(repo: Path) -> Path:
+    files = sorted((repo / CACHE).glob("*.json"))
+    if len(files) != 1:
+        raise RuntimeError(f"expected one store file, found {len(files)}")
+    return files[0]
+
+
+def reported(r, where: str = "a.py:4:5: JXI002") -> bool:
+    return r.returncode == 1 and where in r.stdout and not traceback(r)
+
+
+def _outcome(r) -> str:
+    return "timed out" if r.returncode == -1 else f"exit {r.returncode}{', traceback' if traceback(r) else ''}"
+
+
+def _sign(path: Path, payload: bytes, keys: Path) -> bytes:
+    """``payload`` as the store file ``path`` signed with the key in ``keys`` (the store's
+    own format: a header line with the HMAC, then the JSON); a store without MACs (before
+    issue 13) is plain JSON."""
+    try:
+        from jaxinterop_lint.pipeline import store, storekey
+
+        key = (keys / "key").read_bytes()
+        return store.MAGIC + storekey.mac_of(key, str(path), payload).encode() + b"\n" + payload
+    except (ImportError, AttributeError, OSError):
+        return payload
+
+
+def _split(data: bytes) -> bytes:
+    return data[data.index(b"\n") + 1:] if not data.startswith(b"{") else data
+
+
+for _target in ("/dev/zero", "/dev/urandom", "FIFO"):
+    def _device(work: Path, target=_target):
+        repo = project(work / "repo", {"a.py": FINDING})
+        cached(repo, work / "keys", ".")
+        f = store_file(repo)
+        f.unlink()
+        os.mkfifo(f) if target == "FIFO" else f.symlink_to(target)
+        r = cached(repo, work / "keys", ".", timeout=60)
+        return reported(r), f"{_outcome(r)} under a {MEMORY_LIMIT >> 30} GB limit"
+
+    attack("cache", f"the store file is a {'FIFO' if _target == 'FIFO' else 'symlink to ' + _target}",
+           "not read: the finding reported, no memory growth, no hang")(_device)
+
+
+@attack("cache", "a committed dangling `.gitignore` symlink (relative) in the cache folder",
+        "nothing created where it points")
+def _(work: Path):
+    repo = project(work / "repo", {"a.py": FINDING})
+    (repo / CACHE).mkdir()
+    (repo / CACHE / ".gitignore").symlink_to("../../victim/ignore")
+    (work / "victim").mkdir()
+    r = cached(repo, work / "keys", ".")
+    made = (work / "victim" / "ignore").exists()
+    return not made and reported(r), f"{'FILE CREATED' if made else 'nothing created'}, {_outcome(r)}"
+
+
+@attack("cache", "the cache folder is a committed symlink to a folder outside the tree",
+        "nothing written there")
+def _(work: Path):
+    repo = project(work / "repo", {"a.py": FINDING})
+    (work / "outside").mkdir()
+    (repo / CACHE).symlink_to(work / "outside")
+    r = cached(repo, work / "keys", ".")
+    written = sorted(p.name for p in (work / "outside").iterdir())
+    return not written and reported(r), f"written outside: {written or 'nothing'}, {_outcome(r)}"
+
+
+@attack("cache", "a committed cache with blanked results, on a fresh clone (and under flake8)",
+        "not believed: the finding reported")
+def _(work: Path):
+    repo = project(work / "repo", {"a.py": FINDING})
+    cached(repo, work / "attacker", ".")              # the attacker's own run, at the path CI uses
+    f = store_file(repo)
+    doc = json.loads(_split(f.read_bytes()))
+    for e in doc["files"].values():
+        if "result" in e:
+            e["result"]["data"].update(findings=[], handled=[], error=None, analysed=True)
+    forged = _sign(f, json.dumps(doc).encode(), work / "attacker")
+    f.write_bytes(forged)
+    own = cached(repo, work / "attacker", ".")        # the forgery works where its key is
+    r = cached(repo, work / "ci", ".")                 # a fresh clone in CI: another key
+    f.write_bytes(forged)
+    try:
+        fl = run([PY, "-m", "flake8", "--select=JXI", "-j", "1", "a.py"], repo, env={KEY_ENV: str(work / "ci")},
+                 timeout=120)
+    except subprocess.TimeoutExpired:
+        return False, "flake8 timed out"
+    ok = own.returncode == 0 and reported(r) and fl.returncode == 1 and "JXI002" in fl.stdout
+    return ok, f"{_outcome(r)} (the attacker's machine: exit {own.returncode}); flake8 exit {fl.returncode}"
+
+
+@attack("cache", "store files of the wrong shape: `[]`, an entry that is a string, 100k nesting "
+        "(unsigned, and signed with the user's own key)", "each a miss: the finding reported, no traceback")
+def _(work: Path):
+    repo = project(work / "repo", {"a.py": FINDING})
+    keys = work / "keys"
+    cached(repo, keys, ".")
+    f = store_file(repo)
+    path = str(repo / "a.py")
+    shapes = {"[]": b"[]", "string entry": json.dumps({"format": 3, "files": {path: "x"}}).encode(),
+              "100k nesting": b"[" * 100_000 + b"]" * 100_000}
+    seen = []
+    for name, payload in shapes.items():
+        for data in (payload, _sign(f, payload, keys)):
+            f.write_bytes(data)
+            r = cached(repo, keys, ".")
+            seen.append(r.returncode)
+            if not reported(r):
+                return False, f"{name}: {_outcome(r)}: {r.stderr.strip()[-120:]}"
+    return True, f"exit {sorted(set(seen))} in all {len(seen)} runs"
+
+
+@attack("cache", "a module that a cached file imports is created", "the new finding reported on the next run")
+def _(work: Path):
+    repo = project(work / "repo", {"a.py": "import torch\nfrom helpers import make\n\n\ndef main(x, m):\n"
+                                            "    y = make(x, m)\n    return torch.from_dlpack(y)\n"})
+    first = cached(repo, work / "keys", "a.py")
+    (repo / "helpers.py").write_text("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+                                     "def make(x, m):\n    return jax.device_put(x, NamedSharding(m, P('x')))\n")
+    r = cached(repo, work / "keys", "a.py")
+    return first.returncode == 0 and reported(r, "a.py:7:12: JXI002"), \
+        f"exit {first.returncode} before, {_outcome(r)} after"
+
+
+@attack("cache", "`cp -p` of other content (same size and mtime) over a cached file",
+        "linted again: the new finding reported")
+def _(work: Path):
+    clean = FINDING.replace("torch.from_dlpack(y)", "torch.from_numpy(y) ")
+    repo = project(work / "repo", {"a.py": clean})
+    old = time.time() - 3600
+    os.utime(repo / "a.py", (old, old))
+    codes = [cached(repo, work / "keys", "a.py").returncode for _ in range(2)]
+    (work / "other.py").write_text(FINDING)
+    os.utime(work / "other.py", (old, old))
+    subprocess.run(["cp", "-p", str(work / "other.py"), str(repo / "a.py")], check=True)
+    r = cached(repo, work / "keys", "a.py")
+    return codes == [0, 0] and reported(r), f"exit {codes} before, {_outcome(r)} after"
 
 
 # -- writing files ------------------------------------------------------------------------------

@@ -225,7 +225,8 @@ def test_one_long_line_of_data_is_linted(tmp_path):
 def test_nesting_that_crashes_libcst_with_syntax_cpython_cannot_check(tmp_path):
     """Newer syntax (CPython 3.11 rejects it) plus unary nesting that overflows libcst's
     native stack: the probe in a child process refuses it, this process survives."""
-    text = "import torch, jax\ntype X = int\ny = torch.from_dlpack(jax.device_put(x))\nz = (" + "-\n" * 30000 + "1)\n"
+    # (z is exported: the masking keeps its statement, so the parser would be given it)
+    text = "import torch, jax\ntype X = int\nw = 1\nz = (" + "-\n" * 30000 + "1)\ny = torch.from_dlpack(jax.device_put(z))\n"
     r = lint_source(text, "deep.py")
     assert r.error is not None and "too deeply nested" in r.error.message
     assert r.error.line == 4

@@ -10,7 +10,8 @@ the ``import-linter`` contracts in ``pyproject.toml``):
 6. :mod:`.select`    the rule selection and ``noqa``: what is reported
 7. :mod:`.run`       the session of one project that drives the stages
 
-Below all of them: :mod:`.store` (the cache, plain data), :mod:`.results` (the records and
+Below all of them: :mod:`.store` (the cache, plain data; its per-user key and MAC:
+:mod:`.storekey`), :mod:`.results` (the records and
 their plain-data form), :mod:`.modules` (module names and project roots), :mod:`.words`
 (the word lists derived from the API tables) and :mod:`.masking`.  Reporting
 (:mod:`jaxinterop_lint.report`) and fixing (:mod:`jaxinterop_lint.fix`) sit above, behind

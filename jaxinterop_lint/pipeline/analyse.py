@@ -15,29 +15,36 @@ import os
 from collections import Counter
 from typing import Optional
 
-from ..source import SourceError, guard, parse
+from ..source import SourceError, parse
 from .words import Prefilter
 
 PARSES: Counter = Counter()
 
 
 def parse_module(text: str, path: str, masker=None):
-    """Parse ``text`` (masked by ``masker`` when it pays); returns ``(module, masker or
-    None)``.  Raises :class:`SourceError`."""
+    """Parse ``text`` (masked by ``masker`` when it pays, long constant displays shrunk:
+    :func:`jaxinterop_lint.size.shrink`); returns ``(module, masker or None, the text
+    parsed, the spans shrunk)``.  Raises :class:`SourceError`, also for a text with more to
+    parse than the memory budget of its size allows (:func:`~jaxinterop_lint.size.within_budget`)."""
     import libcst as cst
 
-    guard(text)
+    from ..size import parseable, shrink
+
     PARSES[os.path.abspath(path)] += 1
     if masker is not None:
         masked = masker.render(masker.callers)
         if masked is not None:
+            masked, spans = shrink(masked)
+            parseable(masked, len(text))    # what libcst is given, not what the masking left out
             try:
                 module = cst.parse_module(masked)
                 masker.text = masked
-                return module, masker
+                return module, masker, masked, spans
             except Exception:  # the scanner cut a statement wrongly: parse the whole text
                 PARSES[os.path.abspath(path)] += 1
-    return parse(text, guarded=True), None
+    whole, spans = shrink(text)
+    parseable(whole, len(text))
+    return parse(whole, guarded=True), None, whole, spans
 
 
 def build_analysis(text: str, path: str, config, project=None, sinks: Optional[Prefilter] = None,
@@ -52,7 +59,7 @@ def build_analysis(text: str, path: str, config, project=None, sinks: Optional[P
     if not whole and sinks is not None:
         masker = Masker(text, sinks)
         masker.callers = frozenset(callers)
-    module, masker = parse_module(text, path, masker)
+    module, masker, parsed, shrunk = parse_module(text, path, masker)
     if project is not None:
         package = project.package_of(path)
     else:
@@ -61,7 +68,8 @@ def build_analysis(text: str, path: str, config, project=None, sinks: Optional[P
         package = package_of(path) if os.path.exists(path) else ""
     ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
     ma.masker = masker
-    ma.parsed_text = masker.text if masker is not None else text
+    ma.parsed_text = parsed
+    ma.shrunk = shrunk          # offsets no fix may rewrite (constants blanked before parsing)
     if project is not None and os.path.isabs(path):
         ma.display_path = project.display(path)
     return ma

@@ -63,13 +63,30 @@ def package_digest() -> str:
     return _DIGEST[0]
 
 
+def parser_stamp() -> list:
+    """What else a raw result depends on: the Python running the linter (its recursion
+    limits decide what is too deeply nested) and the libcst installed (its parser), by the
+    ``stat`` of libcst's version file, without importing it."""
+    import importlib.util
+    import sys
+
+    try:
+        spec = importlib.util.find_spec("libcst")
+        st = os.stat(os.path.join(os.path.dirname(spec.origin), "_version.py"))
+        libcst = [spec.origin, st.st_size, st.st_mtime_ns]
+    except (ImportError, AttributeError, TypeError, OSError, ValueError):
+        libcst = None
+    return [list(sys.version_info[:2]), libcst]
+
+
 def store_key(config) -> str:
-    """The store file's key: the linter's own sources and the configuration fields that
-    change raw results (every field but those of :data:`NOT_IN_KEY`)."""
+    """The store file's key: the linter's own sources, the Python and libcst it runs with
+    (:func:`parser_stamp`) and the configuration fields that change raw results (every
+    field but those of :data:`NOT_IN_KEY`)."""
     from .. import __version__
 
     fields = {k: v for k, v in dataclasses.asdict(config).items() if k not in NOT_IN_KEY}
-    return key_of([__version__, FORMAT, package_digest(), fields])
+    return key_of([__version__, FORMAT, package_digest(), parser_stamp(), fields])
 
 
 MAX_PLAN_DEPS = 200

@@ -19,22 +19,49 @@ mtime, ctime and inode all match, so ``cp -p`` or ``rsync -a`` of other content 
 and mtime, but a new ctime or inode) is read again; a stamp is recorded only when the file's
 mtime is older than :data:`RACY_NS` at the time it was read (git's "racily clean" rule).
 
-Where the store is read and written (for the hardening layer): :meth:`Store.__init__` reads
-the file once (``_load``); :meth:`Store.save` writes it (lock, reload, merge, write a
-temporary file, rename).  Nothing else touches the disk.  Workers never ship the store:
-:meth:`Store.drain` hands over only the entries written since the last drain, and
-:meth:`Store.merge` takes them in.
+Where the store is read and written: :meth:`Store.__init__` reads the file once
+(``_load``); :meth:`Store.save` writes it (lock, reload, merge, write a temporary file,
+rename).  Nothing else touches the disk.  Workers never ship the store: :meth:`Store.drain`
+hands over only the entries written since the last drain, and :meth:`Store.merge` takes
+them in.
+
+The cache folder is repository content: a pull request can commit anything there (issue 13).
+So only what this user wrote on this machine is believed:
+
+- each store file is ``MAGIC <hex HMAC-SHA256>\\n<JSON payload>``; the MAC covers the file's
+  own path and the payload, under a per-user secret key (:func:`secret_key`) kept outside the
+  repository, in the user cache folder of ``platformdirs`` (``JAXINTEROP_LINT_KEY_DIR``
+  points elsewhere, for tests; see :mod:`.storekey`).  No key (it cannot be made or read safely): no cache, no error;
+- the folder is opened without following a symlink and must be a directory; the store file
+  is opened relative to it with ``O_NOFOLLOW | O_NONBLOCK`` (a link to ``/dev/zero`` or a FIFO
+  is refused, never read), must be a regular file, and at most :data:`MAX_BYTES` are read;
+- the JSON is parsed only after its MAC checks, then each entry's shape is checked
+  (:func:`valid_entry`); a stale, foreign, malformed or oversized file or entry is a miss;
+- writing: nothing through a symlink, nothing outside the folder (``.gitignore`` is created
+  with ``O_CREAT | O_EXCL | O_NOFOLLOW``, the store file by a temporary file in the folder
+  and ``os.replace``, all relative to the folder's descriptor).
+
+Where ``os.open`` cannot open relative to a folder descriptor or lacks ``O_NOFOLLOW``
+(Windows), the cache is off.
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
-import tempfile
+import secrets
+import stat
+import time
 from typing import Callable, Optional
 
+from .storekey import _CLOEXEC, _DIRECTORY, _NOFOLLOW, _NONBLOCK, mac_of, secret_key
+
 CACHE_DIR = ".jaxinterop_lint_cache"
-FORMAT = 2
+FORMAT = 3
+MAGIC = b"jaxinterop-lint-cache-3 "
+MAX_BYTES = 128 * 2**20   # a store file larger than this is not read (a miss), nor written
+STALE_TMP_S = 3600        # temporary files of a killed run older than this are removed on save
 RACY_NS = 2_000_000_000   # a file modified less than 2 s before it was read gets no stamp
 
 
@@ -63,6 +90,62 @@ def stamp_of(st: os.stat_result) -> list:
     return [st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino]
 
 
+# -- the shape of what is read -----------------------------------------------------------------
+def _str_list(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _valid_field(f, name: str) -> bool:
+    if not isinstance(f, dict) or "data" not in f:
+        return False
+    deps = f.get("deps", {})
+    if deps is not None and not (isinstance(deps, dict) and all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in deps.items())):
+        return False
+    absent = f.get("absent", [])
+    if absent is not None and not _str_list(absent):
+        return False
+    if name != "result":
+        return True
+    d = f["data"]
+    return (isinstance(d, dict) and isinstance(d.get("findings"), list)
+            and all(isinstance(x, dict) and isinstance(x.get("provenance", []), list) for x in d["findings"])
+            and isinstance(d.get("handled", []), list) and isinstance(d.get("analysed", False), bool)
+            and (d.get("error") is None or (isinstance(d["error"], list) and len(d["error"]) == 3
+                                            and isinstance(d["error"][0], str)))
+            and _str_list(d.get("enabled", [])))
+
+
+def valid_entry(e) -> bool:
+    """Whether ``e`` has the shape of an entry (see the module's docstring): what the rest
+    of the pipeline may index without checking.  Never raises."""
+    if not isinstance(e, dict) or not isinstance(e.get("hash"), str):
+        return False
+    st = e.get("stamp")
+    if st is not None and not (isinstance(st, list) and len(st) == 4 and all(type(x) is int for x in st)):
+        return False
+    if "facts" in e and not isinstance(e["facts"], dict):
+        return False
+    return all(_valid_field(e[n], n) for n in ("result", "summary") if n in e)
+
+
+def _open_folder(folder: str) -> int:
+    """A descriptor of the cache folder, which must be a real directory (a symlink or a
+    file there raises OSError)."""
+    return os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+
+
+def _read_capped(fd: int, cap: int) -> Optional[bytes]:
+    chunks, size = [], 0
+    while size <= cap:
+        chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return None if size > cap else b"".join(chunks)
+
+
 class Store:
     """The entries of one project root and configuration key.
 
@@ -71,25 +154,67 @@ class Store:
 
     def __init__(self, root: Optional[str], key: str):
         self.folder = os.path.join(root, CACHE_DIR) if root else None
-        self.file = os.path.join(self.folder, f"{key}.json") if self.folder else None
+        self.name = f"{key}.json"
+        self.secret = secret_key() if self.folder else None
+        if self.secret is None:
+            self.folder = None        # no key: the cache is off for this run
+        self.file = os.path.join(self.folder, self.name) if self.folder else None
+        self._checked: set = set()    # paths whose entry's shape was checked (or written here)
         self.entries: dict = self._load() if self.file else {}
         self._written: dict = {}      # entries written since the last drain
         self._unsaved: dict = {}      # entries written since the last save
 
-    def _load(self) -> dict:
+    def _load(self, folder_fd: Optional[int] = None) -> dict:
+        """The valid entries of the store file (see the module's docstring); ``{}`` for a
+        missing, foreign, stale, malformed or oversized file.  Never raises."""
         try:
-            with open(self.file, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError):
+            payload = self._read(folder_fd)
+            data = json.loads(payload.decode("utf-8")) if payload is not None else None
+        except (OSError, ValueError, RecursionError, MemoryError):
             return {}
         files = data.get("files") if isinstance(data, dict) and data.get("format") == FORMAT else None
-        return files if isinstance(files, dict) else {}
+        if not isinstance(files, dict):
+            return {}
+        return files       # each entry's shape is checked when it is first read (:meth:`get`)
+
+    def _read(self, folder_fd: Optional[int]) -> Optional[bytes]:
+        """The payload of the store file when its MAC is this user's, else None."""
+        own = folder_fd is None
+        dfd = _open_folder(self.folder) if own else folder_fd
+        try:
+            fd = os.open(self.name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dfd)
+        finally:
+            if own:
+                os.close(dfd)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+                return None
+            data = _read_capped(fd, MAX_BYTES)
+        finally:
+            os.close(fd)
+        if data is None or not data.startswith(MAGIC):
+            return None
+        end = data.find(b"\n", 0, len(MAGIC) + 80)
+        if end < 0:
+            return None
+        mac, payload = data[len(MAGIC):end], data[end + 1:]
+        if not hmac.compare_digest(mac, mac_of(self.secret, self.file, payload).encode()):
+            return None
+        return payload
 
     # -- reading -------------------------------------------------------------------------
     def get(self, path: str) -> Optional[dict]:
-        """The raw entry of ``path`` (absolute), or None; see :meth:`valid`."""
+        """The entry of ``path`` (absolute), or None; one of the wrong shape
+        (:func:`valid_entry`, checked on first use: a run reads few of the entries) is none."""
         e = self.entries.get(path)
-        return e if isinstance(e, dict) else None
+        if e is None or path in self._checked:
+            return e
+        if not valid_entry(e):
+            del self.entries[path]
+            return None
+        self._checked.add(path)
+        return e
 
     def known_hash(self, path: str, stamp: list) -> Optional[str]:
         """The recorded hash of ``path`` when ``stamp`` is the one recorded with it."""
@@ -128,6 +253,7 @@ class Store:
         if stamp is not None:
             e["stamp"] = stamp
         self.entries[path] = e
+        self._checked.add(path)
         self._written[path] = e
         self._unsaved[path] = e
 
@@ -140,54 +266,124 @@ class Store:
         """Take in entries drained from another store of the same key (a worker's)."""
         for path, e in entries.items():
             self.entries[path] = e
+            self._checked.add(path)
             self._unsaved[path] = e
 
     def save(self) -> None:
         """Write the entries of this run into the store file: under a lock, the file is read
-        again and this run's entries merged in, then written to a temporary file and renamed
-        (concurrent runs, such as flake8's processes, lose nothing and never see half a
-        file).  A read-only project is not an error: the cache is only an optimisation."""
+        again and this run's entries merged in, then written to a temporary file in the
+        folder and renamed (concurrent runs, such as flake8's processes, lose nothing and
+        never see half a file).  Nothing is written when the folder is a symlink or not a
+        directory, nor through any symlink in it.  A read-only project is not an error: the
+        cache is only an optimisation.  Never raises OSError."""
         if not self._unsaved or not self.file:
             return
         try:
-            os.makedirs(self.folder, exist_ok=True)
-            tag = os.path.join(self.folder, ".gitignore")
-            if not os.path.exists(tag):
-                with open(tag, "w") as fh:
-                    fh.write("# Created by jaxinterop-lint\n*\n")
-            with _Lock(os.path.join(self.folder, ".lock")):
-                current = self._load()
+            try:
+                dfd = _open_folder(self.folder)
+            except FileNotFoundError:
+                os.mkdir(self.folder)
+                dfd = _open_folder(self.folder)
+        except OSError:
+            return
+        try:
+            self._tag(dfd)
+            with _Lock(dfd) as lock:
+                if not lock.held:
+                    return
+                current = self._load(dfd)
                 current.update(self._unsaved)
-                fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-                try:
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        json.dump({"format": FORMAT, "files": current}, fh, separators=(",", ":"), default=_plain)
-                    os.replace(tmp, self.file)
-                except BaseException:
-                    if os.path.exists(tmp):
-                        os.unlink(tmp)
-                    raise
+                data = self._encode(current)
+                if len(data) > MAX_BYTES:      # only this run's entries, or nothing
+                    current = dict(self._unsaved)
+                    data = self._encode(current)
+                    if len(data) > MAX_BYTES:
+                        return
+                self._write(dfd, data)
+                _remove_stale(dfd)
             self.entries = current
+            self._checked = set(self._unsaved)
             self._unsaved = {}
         except OSError:
             pass
+        finally:
+            os.close(dfd)
+
+    def _encode(self, files: dict) -> bytes:
+        payload = json.dumps({"format": FORMAT, "files": files}, separators=(",", ":"), default=_plain).encode()
+        return MAGIC + mac_of(self.secret, self.file, payload).encode() + b"\n" + payload
+
+    def _write(self, dfd: int, data: bytes) -> None:
+        tmp = f".tmp-{os.getpid()}-{secrets.token_hex(6)}.json"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+
+    @staticmethod
+    def _tag(dfd: int) -> None:
+        """Create ``.gitignore`` in the folder unless something (even a dangling symlink)
+        is there already."""
+        try:
+            fd = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644,
+                         dir_fd=dfd)
+        except FileExistsError:
+            return
+        try:
+            os.write(fd, b"# Created by jaxinterop-lint\n*\n")
+        finally:
+            os.close(fd)
+
+
+def _remove_stale(dfd: int) -> None:
+    """Remove temporary files of runs killed mid-write (older than :data:`STALE_TMP_S`)."""
+    now = time.time()
+    try:
+        with os.scandir(dfd) as it:
+            names = [e.name for e in it if e.name.startswith(".tmp-") and e.is_file(follow_symlinks=False)
+                     and now - e.stat(follow_symlinks=False).st_mtime > STALE_TMP_S]
+        for name in names:
+            os.unlink(name, dir_fd=dfd)
+    except OSError:
+        pass
 
 
 class _Lock:
-    """An exclusive ``flock`` on ``path`` (no lock where fcntl is missing)."""
+    """An exclusive ``flock`` on ``.lock`` in the folder of descriptor ``dfd``; ``held`` is
+    False when it cannot be taken (a symlink or a FIFO there: nothing is written), True
+    without locking where fcntl is missing."""
 
-    def __init__(self, path: str):
-        self.path = path
+    def __init__(self, dfd: int):
+        self.dfd = dfd
         self.fd = -1
+        self.held = False
 
     def __enter__(self):
         try:
             import fcntl
-
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except ImportError:  # pragma: no cover
+            self.held = True
+            return self
+        try:
+            self.fd = os.open(".lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600,
+                              dir_fd=self.dfd)
+            if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+                return self
             fcntl.flock(self.fd, fcntl.LOCK_EX)
-        except (ImportError, OSError):
-            self.fd = -1
+            self.held = True
+        except OSError:
+            pass
         return self
 
     def __exit__(self, *exc):
@@ -201,7 +397,7 @@ def clean(folder_of_project: str) -> bool:
     import shutil
 
     folder = os.path.join(folder_of_project, CACHE_DIR)
-    if os.path.isdir(folder):
+    if os.path.isdir(folder) and not os.path.islink(folder):
         shutil.rmtree(folder, ignore_errors=True)
         return True
     return False

@@ -122,6 +122,9 @@ def replace(ctx, old, new) -> Optional[Edit]:
     line, col, end_line, end_col = span
     if end_line > len(starts):
         return None
+    start, end = offset(starts, line, col), offset(starts, end_line, end_col)
+    if any(s < end and start < e for s, e in getattr(ctx.ma, "shrunk", ())):
+        return None      # it would write back constants blanked before parsing (jaxinterop_lint.size)
     return Edit(line, col, end_line, end_col, code_in_place(ctx, old, new))
 
 

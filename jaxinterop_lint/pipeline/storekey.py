@@ -1,0 +1,103 @@
+"""The per-user secret key of the cache and the MAC of a store file (issue 13: the cache is
+repository content, so only what this user wrote on this machine is believed).
+
+The key is :data:`KEY_BYTES` random bytes in ``<user cache folder>/key`` (``platformdirs``;
+``$JAXINTEROP_LINT_KEY_DIR`` instead, for tests), created once with mode 0600 by a temporary
+file linked into place, and used only when it is a regular file of this user that nobody else
+can read.  Stdlib and platformdirs only: it imports nothing of the package.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+from typing import Optional
+
+KEY_ENV = "JAXINTEROP_LINT_KEY_DIR"
+KEY_BYTES = 32
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# The safe opening needs both; without them (Windows) the cache is off.
+SAFE_OPEN = bool(_NOFOLLOW and _DIRECTORY) and {os.open, os.rename, os.unlink} <= os.supports_dir_fd
+
+
+# -- the secret key ------------------------------------------------------------------------------
+_KEYS: dict = {}
+
+
+def key_folder() -> Optional[str]:
+    """Where the per-user key lives: ``$JAXINTEROP_LINT_KEY_DIR``, else the user cache folder
+    of ``platformdirs`` (``~/.cache/jaxinterop-lint`` on Linux); None without platformdirs."""
+    given = os.environ.get(KEY_ENV)
+    if given:
+        return os.path.abspath(given)
+    try:
+        import platformdirs
+    except ImportError:   # pragma: no cover - a declared dependency
+        return None
+    return platformdirs.user_cache_dir("jaxinterop-lint", appauthor=False)
+
+
+def _read_key(path: str) -> Optional[bytes]:
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 or (hasattr(os, "geteuid") and st.st_uid != os.geteuid()):
+            return None    # someone else's, or readable by others: not a secret
+        data = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    return data if len(data) == KEY_BYTES else None
+
+
+def _make_key(folder: str, path: str) -> None:
+    """Create the key atomically: a 0600 temporary file in ``folder``, linked to ``path``
+    (never replacing a key another process made first)."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    tmp = os.path.join(folder, f".key-{os.getpid()}-{secrets.token_hex(8)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        try:
+            os.write(fd, secrets.token_bytes(KEY_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+    finally:
+        os.unlink(tmp)
+
+
+def secret_key() -> Optional[bytes]:
+    """This user's secret key for the store's MACs (made on first use, mode 0600, in
+    :func:`key_folder`), or None when it cannot be made or read safely: the cache is then
+    off for the run.  Never raises."""
+    folder = key_folder()
+    if folder is None or not SAFE_OPEN:
+        return None
+    if folder not in _KEYS:
+        path = os.path.join(folder, "key")
+        key = None
+        try:
+            try:
+                key = _read_key(path)
+            except FileNotFoundError:
+                _make_key(folder, path)
+                key = _read_key(path)
+        except OSError:
+            key = None
+        _KEYS[folder] = key
+    return _KEYS[folder]
+
+
+def mac_of(key: bytes, file: str, payload: bytes) -> str:
+    """The MAC of a store file: its absolute path and payload under ``key``."""
+    h = hmac.new(key, b"jaxinterop-lint store\0" + os.fsencode(file) + b"\0", hashlib.sha256)
+    h.update(payload)
+    return h.hexdigest()
