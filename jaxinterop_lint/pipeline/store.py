@@ -113,7 +113,9 @@ def _valid_field(f, name: str) -> bool:
             and isinstance(d.get("handled", []), list) and isinstance(d.get("analysed", False), bool)
             and (d.get("error") is None or (isinstance(d["error"], list) and len(d["error"]) == 3
                                             and isinstance(d["error"][0], str)))
-            and _str_list(d.get("enabled", [])))
+            and _str_list(d.get("enabled", [])) and _str_list(d.get("ctx_in", []))
+            and isinstance(d.get("ctx_out", []), list)
+            and all(isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) for x in d.get("ctx_out", [])))
 
 
 def valid_entry(e) -> bool:
