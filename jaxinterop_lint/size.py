@@ -15,7 +15,9 @@ tokens took 144 MB and 3.3 s to parse; 0.5 MB of dense code, 267,000 tokens, 496
   (:func:`jaxinterop_lint.rules.edits.replace`);
 - :func:`within_budget` refuses a text whose parse would take more than
   :func:`memory_budget` allows for the file: the parser's share of the memory target,
-  :data:`BUDGET_FIXED` plus :data:`BUDGET_PER_BYTE` times the file's size, estimated at
+  :data:`BUDGET_FIXED` plus :data:`BUDGET_PER_BYTE` times the file's size (never less than
+  :data:`BUDGET_FLOOR` for a file of up to :data:`FLOOR_UP_TO`, so that the large modules
+  people write are analysed), estimated at
   :data:`BYTES_PER_TOKEN` per token and :data:`BYTES_PER_LINE` per line (libcst makes a node
   of every empty line, and resolving positions writes them all out again: 100,000 empty
   lines cost 129 MB and 4.7 s).  Counting tokens stops at the limit, so a refusal costs time
@@ -34,6 +36,10 @@ BYTES_PER_LINE = 1536         # ... and per line, even an empty one (a masked st
                               # 1 MB of masked code, 62,000 lines, took 97 MB over the interpreter)
 BUDGET_FIXED = 50 * 2**20     # bytes the parse may take whatever the file's size ...
 BUDGET_PER_BYTE = 30          # ... plus this many per byte of the file (issue 13's target)
+BUDGET_FLOOR = 512 * 2**20    # ... but never less than this for a file of up to FLOOR_UP_TO: the
+FLOOR_UP_TO = 2**20           # large modules people write (jax/_src/core.py, 155 KB: 78 MB to parse;
+                              # keras' numpy_test.py, 437 KB: 422 MB) are analysed, not refused;
+                              # larger files (generated code) get the 50 MB + 30x target exactly
 MIN_ITEMS = 64                # items of a constant display past which it is shrunk
 SHRINK_FROM = 64 * 2**10     # characters of text below which nothing is shrunk (the scan costs
                               # some 0.3 microseconds per character; libcst 10-20)
@@ -146,7 +152,8 @@ def shrink(text: str) -> tuple:
 
 def memory_budget(size: int) -> int:
     """The bytes the parse of a file of ``size`` characters may take."""
-    return BUDGET_FIXED + BUDGET_PER_BYTE * size
+    target = BUDGET_FIXED + BUDGET_PER_BYTE * size
+    return max(BUDGET_FLOOR, target) if size <= FLOOR_UP_TO else target
 
 
 def count_tokens(text: str, stop: int) -> int:
@@ -170,8 +177,8 @@ def within_budget(text: str, size: int) -> None:
     if room >= 0 and (len(text) <= limit or count_tokens(text, limit) <= limit):
         return
     raise SourceError(f"too large to analyse: parsing what is left after masking would take over "
-                      f"{budget / 2**20:.0f} MB, the limit for a file of {size / 2**20:.1f} MB (50 MB + 30 times "
-                      f"its size)")
+                      f"{budget / 2**20:.0f} MB, the limit for a file of {size / 2**20:.1f} MB (50 MB + 30 times its "
+                      f"size; 512 MB at least up to 1 MB)")
 
 
 def parseable(text: str, size: int) -> None:

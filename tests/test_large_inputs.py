@@ -121,3 +121,17 @@ def test_a_file_too_large_to_analyse_is_one_error_line_cli_and_flake8(tmp_path):
     fl = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "-j", "1", "big.py"], cwd=tmp_path,
                         capture_output=True, text=True, timeout=600)
     assert fl.returncode == 1 and "JXI000" in fl.stdout and "too large to analyse" in fl.stdout, fl.stdout + fl.stderr
+
+
+def test_a_large_module_people_write_is_analysed_not_refused():
+    """A module of a few hundred KB of real code (jax/_src/core.py is 155 KB, keras'
+    numpy_test.py 437 KB) is analysed: the budget is 512 MB at least for a file of up to
+    1 MB; only larger files get the bare 50 MB + 30x."""
+    text = large_inputs.dense(400 * 2**10)
+    within_budget(text, len(text))                      # the whole text, unmasked: not refused
+    assert size.memory_budget(2**20) == size.BUDGET_FLOOR
+    assert size.memory_budget(3 * 2**20) == size.BUDGET_FIXED + 30 * 3 * 2**20
+    text += "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n"
+    r = lint_source(text, "big.py", Config())
+    last = text.count("\n")
+    assert r.error is None and ("JXI002", last) in [(f.code, f.line) for f in r.findings]
