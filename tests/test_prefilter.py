@@ -128,3 +128,18 @@ def test_jxi009_needs_an_annotation_and_is_planned_only_when_selected():
     assert not lint_source(code, "lib.py", Config()).analysed
     r = lint_source(code, "lib.py", Config(extend_select=("JXI009",)))
     assert r.analysed and [f.code for f in r.findings] == ["JXI009"]
+
+
+def test_a_removed_array_attribute_is_a_finding_without_a_jax_import():
+    """``device_buffer`` is a name only JAX arrays ever had: a helper that probes for it in a
+    module importing no JAX (code that takes arrays of any library) is analysed, and the dead
+    probe reported; ``to_dlpack`` (also torch's) still needs a JAX import."""
+    PARSES.clear()
+    probe = ("import numpy as np\n\ndef to_numpy(value):\n    if hasattr(value, 'device_buffer'):\n"
+             "        return np.asarray(value)\n    return value\n")
+    r = lint_source(probe, "/nowhere/loggers.py")
+    assert [(f.code, f.line) for f in r.findings] == [("JXI005", 4)]
+    PARSES.clear()
+    r = lint_source("import torch\nfrom torch.utils import dlpack\ncap = dlpack.to_dlpack(torch.ones(3))\n",
+                    "/nowhere/torch_only.py")
+    assert not r.analysed and r.findings == [] and not PARSES

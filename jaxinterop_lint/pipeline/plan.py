@@ -37,10 +37,10 @@ from typing import Optional
 from ..knowledge import apis
 from .modules import ModuleIndex
 from .read import Reader
-from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, build, count_words,
-                    jax_words)
+from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
+                    count_words, jax_words)
 
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -270,7 +270,7 @@ def can_find(f: dict, enabled, w: Words) -> bool:
     JAX code reaches it: a word that alone makes one (the JXI006 words beside a consumer),
     or a consumer beside an array annotation with JXI009 on."""
     for code in set(f["alone"]) & set(enabled):
-        if all(needs_jax for _, _, needs_jax in w.alone[code]) or f["sink"]:
+        if code not in NEEDS_CONSUMER or f["sink"]:
             return True
     return bool(f["sink"] and f.get("annot") and "JXI009" in enabled)
 

@@ -61,10 +61,14 @@ def unclassified() -> list:
 # imported)].  A DLPack capsule (JXI005) is a finding only where a capsule consumer takes
 # it; an FFI buffer (JXI004) only where ``buffer_callback`` makes one (its types are imported
 # from that module); JXI006 (a guard that does not guard) needs no JAX import, only a
-# consumer (the plan asks for one).
-ALONE = {"JXI005": [(("REMOVED",), (), True), (("CAPSULE_PRODUCER",), ("CAPSULE_CONSUMERS",), True)],
+# consumer (the plan asks for one); nor do the removed array attributes (``device_buffer``:
+# names only JAX ever had, probed with ``hasattr`` in code that takes arrays of any library).
+ALONE = {"JXI005": [(("REMOVED_CALLS",), (), True), (("REMOVED_ATTRIBUTES",), (), False),
+                    (("CAPSULE_PRODUCER",), ("CAPSULE_CONSUMERS",), True)],
          "JXI004": [(("BUFFER_CALLBACK",), (), True)],
          "JXI006": [(("FALSE_GUARD",), (), False)]}
+# The rules whose alone-words make a finding only beside a consumer.
+NEEDS_CONSUMER = frozenset({"JXI006"})
 
 
 @dataclass(frozen=True)
