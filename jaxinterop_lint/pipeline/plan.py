@@ -37,10 +37,10 @@ from typing import Optional
 from ..knowledge import apis
 from .modules import ModuleIndex
 from .read import Reader
-from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, build, count_words,
-                    jax_words)
+from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles, build,
+                    count_words, jax_words)
 
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -100,6 +100,32 @@ def uses_any(text: str, words) -> bool:
     for w in words:
         if w in text and _word_re(w).search(text) is not None:
             return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _role_re(word: str, role: str):
+    # ``.word`` for a method; ``word=`` after ``(`` or ``,`` for a keyword (a parameter's
+    # default spelled so counts too: that only adds to the plan).
+    w = re.escape(word)
+    if role == "method":
+        return re.compile(r"\.[ \t]*%s(?![\w])" % w)
+    return re.compile(r"[(,][ \t\r\n\\]*%s[ \t]*=(?!=)" % w)
+
+
+_ROLES: dict = {}
+
+
+def uses_in_role(text: str, words) -> bool:
+    """Whether one of ``words`` is used in ``text``: a bare JAX word (see
+    :func:`~.words.bare_roles`) only in its role, any other word as a whole identifier."""
+    if not _ROLES:
+        _ROLES.update(bare_roles())
+    for w in words:
+        if w in text:
+            role = _ROLES.get(w)
+            if (_role_re(w, role) if role else _word_re(w)).search(text) is not None:
+                return True
     return False
 
 
@@ -196,7 +222,7 @@ def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
     for root, names in by_root.items():
         if root is None and not jax or root is not None and root not in roots:
             continue
-        if uses_any(text, names):
+        if uses_in_role(text, names):
             return True
     return False
 
@@ -216,6 +242,11 @@ def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> boo
     from-imports)."""
     if not sinks.wants(text):
         return False
+    return _consumer_in(text, sinks, roots, taken)
+
+
+def _consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> bool:
+    """:func:`_consumer` of a part of a file (its imports, ``roots``, elsewhere)."""
     if uses_any(text, sinks.standalone):
         return True
     for root, names in sinks.pairs:
@@ -456,30 +487,59 @@ class Plan:
         a package that dispatches to submodules (one of them JAX code) does not make every
         module that imports it reachable."""
         key = (path, name)
-        if key in self._carrier_name:
-            return self._carrier_name[key]
-        self._carrier_name[key] = False          # a cycle: no evidence yet
+        known = self._carrier_name.get(key)
+        if known is not None:
+            return known
+        # A search of the graph of (module, name) -> the names it uses, for a unit naming
+        # JAX words.  Cycles are common (a class and a helper that use each other): a
+        # memo set while a cycle is open would make the answer depend on the order of the
+        # questions, so only complete answers are kept: False for every node of a search
+        # that found nothing, True for the path to the unit found.
+        parent = {key: None}
+        todo = [key]
+        while todo:
+            node = todo.pop()
+            found = self._carrier_name.get(node)
+            if found is None:
+                origin, succ = self._carrier_step(*node)
+                found = origin or None
+            if found:
+                while node is not None:
+                    self._carrier_name[node] = True
+                    node = parent[node]
+                return True
+            if found is False:
+                continue
+            for nxt in succ:
+                if nxt not in parent:
+                    parent[nxt] = node
+                    todo.append(nxt)
+        for node in parent:
+            self._carrier_name[node] = False
+        return False
+
+    def _carrier_step(self, path: str, name) -> tuple:
+        """``(whether the unit ``name`` of ``path`` names JAX words, the (module, name)
+        pairs it uses)`` (see :meth:`carrier_name`)."""
         u = self.units(path)
         bound = self._bound.get(path, {})
         if name is None:
             if os.path.basename(path) == "__init__.py":
-                out = any(origin for origin, _ in u.values())
-            else:
-                out = any(self.carrier_name(path, n) for n in u)
-        elif name in u:
+                return any(origin for origin, _ in u.values()), ()
+            return False, [(path, n) for n in u]
+        if name in u:
             origin, used = u[name]
-            out = origin
-            for n in used:
-                if out:
-                    break
+            if origin:
+                return True, ()
+            succ = []
+            for n in sorted(used):
                 if n in u:
-                    out = n != name and self.carrier_name(path, n)
+                    if n != name:
+                        succ.append((path, n))
                 else:
-                    out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ()))
-        else:
-            out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(name, bound.get("*", ())))
-        self._carrier_name[key] = out
-        return out
+                    succ.extend((t, k) for t, k in bound.get(n, ()) if t != path)
+            return False, succ
+        return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
 
     def carrier(self, path: str) -> bool:
         """Whether module ``path`` can make or hand on a multi-device value."""
@@ -507,7 +567,53 @@ class Plan:
             return True
         # a consumer, or a removed API / FFI callback word of an enabled rule, that JAX code
         # reaches through an import (``arr.device_buffer`` on what a JAX helper returned)
-        return bool(f["sink"] or set(f.get("alone_reached", ())) & set(self.enabled)) and self.reach(path)
+        if set(f.get("alone_reached", ())) & set(self.enabled) and self.reach(path):
+            return True
+        return bool(f["sink"]) and self.sink_reached(path)
+
+    def sink_reached(self, path: str) -> bool:
+        """Whether JAX code reaches a consumer of ``path``: the file names JAX words, or
+        one of its top-level units that use a consumer, or that use such a unit (its
+        callers in the file, transitively), uses a name that can hand on a multi-device
+        value (:meth:`carrier_name`).  A test module that imports a JAX-backed library for
+        one test and feeds NumPy data to ``torch.as_tensor`` in another is not reached."""
+        f = self.full_facts(path)
+        if f is None:
+            return False
+        if f["origin"] or self.index is None:
+            return self.reach(path)
+        self.reach_asked.add(path)
+        try:
+            text = self.texts.get(path)
+            text = text if text is not None else self.reader.text(path)
+        except Exception:
+            return self.reach(path)
+        self.targets(path)
+        bound = self._bound.get(path, {})
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        taken = _taken(f["imports"])
+        units = [(names, frozenset(_IDENT.findall(body)), _consumer_in(body, self.words.sinks, roots, taken))
+                 for names, lines in _units_of(text) for body in ["".join(lines)]]
+        local = {n for names, _, _ in units for n in names}
+        reached = {n for names, _, sink in units if sink for n in names}
+        # The callers in the file of a unit that uses a consumer (it may hand them its values).
+        grew = True
+        while grew:
+            grew = False
+            for names, ids, sink in units:
+                if not sink and names and ids & reached and not set(names) <= reached:
+                    reached |= set(names)
+                    grew = True
+        for names, ids, sink in units:
+            if not (sink or set(names) & reached):
+                continue
+            for n in ids:
+                if n in local:
+                    if self.carrier_name(path, n):
+                        return True
+                elif any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ())):
+                    return True
+        return "*" in bound and any(t != path and self.carrier_name(t, k) for t, k in bound["*"])
 
     def exporter_targets(self, path: str) -> list:
         """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may

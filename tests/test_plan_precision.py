@@ -1,0 +1,97 @@
+"""The plan's precision (issue 16, demand-driven): which files are parsed, asserted by
+counting parses (never by time)."""
+from __future__ import annotations
+
+import os
+
+from jaxinterop_lint import Config, lint_paths
+from jaxinterop_lint.pipeline.analyse import PARSES
+from jaxinterop_lint.pipeline.run import Session
+
+from test_pipeline import project, rows
+
+# A test module importing a JAX helper for one test, feeding NumPy data to torch in another.
+MIXED = """\
+import numpy as np
+import torch
+
+from pkg.shard import sharded
+
+
+def test_shard(mesh):
+    assert sharded(np.ones(4), mesh).shape == (4,)
+
+
+def test_torch():
+    t = torch.as_tensor(np.ones(3))
+    assert t.shape == (3,)
+"""
+# The consumer sits in a helper; its caller in the same file hands it JAX values.
+RELAY = """\
+import torch
+
+from pkg.shard import sharded
+
+
+def convert(a):
+    return torch.from_dlpack(a)
+
+
+def main(x, mesh):
+    return convert(sharded(x, mesh))
+"""
+# ``device`` as a loop variable is not a placement keyword.
+LOOP = """\
+import jax
+import torch
+
+
+def names():
+    return [f"{device.platform}:{device.id}" for device in jax.devices()]
+
+
+def host(n):
+    return torch.as_tensor(list(range(n)))
+"""
+
+
+def _parsed(proj):
+    return {os.path.relpath(p, proj) for p in PARSES}
+
+
+def test_a_consumer_unit_no_jax_name_reaches_is_not_parsed(tmp_path):
+    proj = project(tmp_path, {"pkg/mixed_test.py": MIXED})
+    PARSES.clear()
+    result = lint_paths([str(proj)], Config(), jobs=1)
+    assert rows(result, proj) == [("pkg/use.py", 6, "JXI002")]
+    assert "pkg/mixed_test.py" not in _parsed(proj)
+
+
+def test_a_consumer_reached_through_a_caller_in_the_same_file_is_analysed(tmp_path):
+    proj = project(tmp_path, {"pkg/relay.py": RELAY})
+    PARSES.clear()
+    result = lint_paths([str(proj)], Config(), jobs=1)
+    assert "pkg/relay.py" in _parsed(proj)
+    assert ("pkg/relay.py", 11, "JXI002") in rows(result, proj) or ("pkg/relay.py", 7, "JXI002") in rows(result, proj)
+
+
+def test_a_bare_jax_word_outside_its_role_does_not_plan_a_file(tmp_path):
+    proj = project(tmp_path, {"pkg/loop.py": LOOP})
+    PARSES.clear()
+    lint_paths([str(proj)], Config(), jobs=1)
+    assert "pkg/loop.py" not in _parsed(proj)
+
+
+def test_the_carrier_answer_does_not_depend_on_the_order_of_the_questions(tmp_path):
+    # a cycle: a uses b, b uses a and the JAX helper
+    files = {"pkg/a.py": "from pkg import b\n\ndef fa(x):\n    return b.fb(x)\n",
+             "pkg/b.py": "from pkg import a\nfrom pkg.shard import sharded\n\n"
+                         "def fb(x):\n    return a.fa(x)\n\ndef fc(x, m):\n    return sharded(x, m)\n"}
+    proj = project(tmp_path, files)
+    answers = set()
+    for order in (("a", "b"), ("b", "a")):
+        s = Session(str(proj), Config(), use_cache=False)
+        for name in order:
+            s.plan.carrier(str(proj / "pkg" / f"{name}.py"))
+        answers.add(tuple(s.plan.carrier(str(proj / "pkg" / f"{n}.py")) for n in ("a", "b")))
+    assert answers == {(True, True)}
