@@ -95,3 +95,51 @@ def test_the_carrier_answer_does_not_depend_on_the_order_of_the_questions(tmp_pa
             s.plan.carrier(str(proj / "pkg" / f"{name}.py"))
         answers.add(tuple(s.plan.carrier(str(proj / "pkg" / f"{n}.py")) for n in ("a", "b")))
     assert answers == {(True, True)}
+
+
+LITERAL = """\
+import torch
+
+from pkg.shard import sharded
+
+
+def test_grad(mesh):
+    y = sharded(1, mesh)
+    x1 = torch.tensor([1.0, 2.0], requires_grad=True)
+    x2 = torch.tensor(100.0)
+    return y, x1, x2
+"""
+
+
+def test_a_consumer_called_on_number_literals_only_is_not_parsed(tmp_path):
+    proj = project(tmp_path, {"pkg/literal_test.py": LITERAL,
+                              "pkg/not_literal.py": LITERAL.replace("[1.0, 2.0]", "[1.0, y]")})
+    PARSES.clear()
+    result = lint_paths([str(proj)], Config(), jobs=1)
+    assert "pkg/literal_test.py" not in _parsed(proj)
+    assert "pkg/not_literal.py" in _parsed(proj)       # a name among the numbers: analysed
+    assert rows(result, proj) == [("pkg/not_literal.py", 8, "JXI002"), ("pkg/use.py", 6, "JXI002")]
+
+
+def test_literal_arguments_are_told_apart_from_expressions():
+    from jaxinterop_lint.pipeline.plan import _non_literal_use
+
+    for text in ("torch.tensor([1.0, 2.0], requires_grad=True)", "torch.tensor(-1e-3)", "torch.tensor([[1, 2], [3, 4]])"):
+        assert not _non_literal_use(text, "tensor"), text
+    for text in ("torch.tensor(x)", "torch.tensor([e])", "torch.tensor(1 + x)", "torch.tensor((1, x))",
+                 "torch.tensor(0x10)", "f = torch.tensor", 'getattr(torch, "tensor")(x)', "torch.tensor(\n"):
+        assert _non_literal_use(text, "tensor"), text
+
+
+def test_a_sink_name_on_another_library_is_no_consumer():
+    """``np.asarray`` in a module that imports torch is not ``torch.asarray``; a name also
+    assigned in the module may be anything."""
+    from jaxinterop_lint.config import Config as C
+    from jaxinterop_lint.pipeline.plan import facts_of, words_for
+
+    w = words_for(C())
+    head = "import numpy as np\nimport torch\n"
+    assert not facts_of(head + "y = np.asarray(x)\n", "", w)["sink"]
+    assert facts_of(head + "y = torch.asarray(x)\n", "", w)["sink"]
+    assert facts_of(head + "np = torch\ny = np.asarray(x)\n", "", w)["sink"]
+    assert facts_of(head + "y = self.np.asarray(x)\n", "", w)["sink"]

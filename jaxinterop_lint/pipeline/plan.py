@@ -40,7 +40,7 @@ from .read import Reader
 from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles, build,
                     count_words, jax_words)
 
-FACTS_VERSION = 9
+FACTS_VERSION = 11
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -242,18 +242,94 @@ def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> boo
     from-imports)."""
     if not sinks.wants(text):
         return False
-    return _consumer_in(text, sinks, roots, taken)
+    return _consumer_in(text, sinks, roots, taken, import_aliases(text))
 
 
-def _consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> bool:
-    """:func:`_consumer` of a part of a file (its imports, ``roots``, elsewhere)."""
+def _consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), aliases=None) -> bool:
+    """:func:`_consumer` of a part of a file (its imports, ``roots`` and ``aliases``,
+    elsewhere)."""
     if uses_any(text, sinks.standalone):
         return True
     for root, names in sinks.pairs:
         if root in roots:
             for n in names:
-                if n in text and (n in taken or _attr_re(n).search(text)):
+                if n in text and (n in taken or _non_literal_use(text, n, root, aliases)):
                     return True
+    return False
+
+
+_IMPORT_AS = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_FROM_AS = re.compile(r"^[ \t]*from[ \t]+\.*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+
+
+def import_aliases(text: str) -> dict:
+    """``{name: {roots}}``: the names the imports of ``text`` bind and the top-level
+    modules they come from (``import numpy as np``: ``np`` -> numpy; a relative import
+    binds its names to the empty root)."""
+    out: dict = {}
+    for m in _IMPORT_AS.finditer(text):
+        for part in m.group(1).replace("\\", " ").split(","):
+            words = part.split()
+            if words:
+                name = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
+                out.setdefault(name, set()).add(words[0].split(".")[0])
+    for m in _FROM_AS.finditer(text):
+        root = m.group(1).split(".")[0]
+        for part in m.group(2).strip("() \t\n").replace("\n", " ").split(","):
+            words = part.split()
+            if words:
+                out.setdefault(words[-1], set()).add(root)
+    # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
+    return {n: r for n, r in out.items() if not re.search(r"(?<![\w.])%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(n), text)}
+
+
+_RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*$")
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?j?(?![\w.])")
+_LITERAL_REST = re.compile(r"[\s,\[\]()+\-]*")
+
+
+def _first_argument(text: str, start: int) -> Optional[str]:
+    """The text of the first argument of the call whose ``(`` is at ``start``; None when
+    it cannot be told cheaply (a string, or no end)."""
+    depth = 0
+    for i in range(start + 1, min(len(text), start + 2000)):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return text[start + 1:i]
+            depth -= 1
+        elif c == "," and depth == 0:
+            return text[start + 1:i]
+        elif c in "\"'#":
+            return None
+    return None
+
+
+def _non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=None) -> bool:
+    """Whether ``text`` uses the sink ``name`` (of library ``root``) as an attribute, other
+    than on a name an import binds to another library only (``np.asarray`` is no
+    ``torch.asarray``; ``aliases`` from :func:`import_aliases`), or in a call whose
+    first argument is a number or a (nested) list or tuple of numbers
+    (``torch.tensor([1.0, 2.0])``: no JAX value can reach it)."""
+    for m in _attr_re(name).finditer(text):
+        if m.group(0).startswith("getattr"):
+            return True
+        if aliases and root is not None:
+            r = _RECEIVER.search(text, max(0, m.start() - 80), m.start())
+            if r is not None and r.group(1) in aliases and root not in aliases[r.group(1)]:
+                continue
+        k = m.end()
+        while k < len(text) and text[k] in " \t":
+            k += 1
+        if k >= len(text) or text[k] != "(":
+            return True
+        arg = _first_argument(text, k)
+        if arg is None or not arg.strip() or not _LITERAL_REST.fullmatch(_NUMBER.sub("", arg)):
+            return True
     return False
 
 
@@ -592,7 +668,8 @@ class Plan:
         bound = self._bound.get(path, {})
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         taken = _taken(f["imports"])
-        units = [(names, frozenset(_IDENT.findall(body)), _consumer_in(body, self.words.sinks, roots, taken))
+        aliases = import_aliases(text)
+        units = [(names, frozenset(_IDENT.findall(body)), _consumer_in(body, self.words.sinks, roots, taken, aliases))
                  for names, lines in _units_of(text) for body in ["".join(lines)]]
         local = {n for names, _, _ in units for n in names}
         reached = {n for names, _, sink in units if sink for n in names}

@@ -276,7 +276,7 @@ class Session:
                 todo.append(p)
         if not todo:
             return out
-        from .pool import analyse_files
+        from .pool import analyse_files, uses_workers
 
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
@@ -284,7 +284,7 @@ class Session:
         # A candidate is analysed when it takes a function or class that uses a consumer.
         chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
         planned = direct + chosen
-        if self.project is not None and jobs > 1 and len(planned) > 8:
+        if self.project is not None and uses_workers(planned, jobs):
             # Modules other planned files import are analysed before the workers start.
             inner = {t for p in planned for t, _ in self.plan.targets(p) if self.plan.gate(t)}
             for t in sorted(inner):
