@@ -40,7 +40,7 @@ from .read import Reader
 from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles, build,
                     count_words, jax_words)
 
-FACTS_VERSION = 11
+FACTS_VERSION = 12
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -280,7 +280,14 @@ def import_aliases(text: str) -> dict:
             if words:
                 out.setdefault(words[-1], set()).add(root)
     # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
-    return {n: r for n, r in out.items() if not re.search(r"(?<![\w.])%s[ \t]*(?::[^=\n]*)?=(?!=)" % re.escape(n), text)}
+    if out:
+        bound = set(_BOUND.findall(text)) | set(_BOUND_ANNOTATED.findall(text))
+        out = {n: r for n, r in out.items() if n not in bound}
+    return out
+
+
+_BOUND = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*=(?!=)")
+_BOUND_ANNOTATED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*=", re.M)
 
 
 _RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*$")
@@ -407,6 +414,7 @@ class Plan:
         self._carrier_name: dict = {}
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self._absent: dict = {}
+        self._too_many: set = set()
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
 
     def is_reported(self, path: str) -> bool:
@@ -659,13 +667,29 @@ class Plan:
         if f["origin"] or self.index is None:
             return self.reach(path)
         self.reach_asked.add(path)
-        try:
-            text = self.texts.get(path)
-            text = text if text is not None else self.reader.text(path)
-        except Exception:
-            return self.reach(path)
         self.targets(path)
         bound = self._bound.get(path, {})
+        used = f.get("sink_uses")
+        if not isinstance(used, list):       # not stored with the facts: read the text once
+            try:
+                text = self.texts.get(path)
+                used = self._sink_uses(f, text if text is not None else self.reader.text(path), bound)
+            except Exception:
+                return self.reach(path)
+            f["sink_uses"] = used
+        local, names = used
+        for n in names:
+            if n in local:
+                if self.carrier_name(path, n):
+                    return True
+            elif any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ())):
+                return True
+        return "*" in bound and any(t != path and self.carrier_name(t, k) for t, k in bound["*"])
+
+    def _sink_uses(self, f: dict, text: str, bound: dict) -> list:
+        """``[local names, names used]`` of :meth:`sink_reached`: the top-level names of the
+        file, and the names (local or bound by imports) that its units using a consumer,
+        and their callers in the file, use."""
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         taken = _taken(f["imports"])
         aliases = import_aliases(text)
@@ -681,16 +705,11 @@ class Plan:
                 if not sink and names and ids & reached and not set(names) <= reached:
                     reached |= set(names)
                     grew = True
+        out: set = set()
         for names, ids, sink in units:
-            if not (sink or set(names) & reached):
-                continue
-            for n in ids:
-                if n in local:
-                    if self.carrier_name(path, n):
-                        return True
-                elif any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ())):
-                    return True
-        return "*" in bound and any(t != path and self.carrier_name(t, k) for t, k in bound["*"])
+            if sink or set(names) & reached:
+                out |= ids & (local | set(bound))
+        return [sorted(local & out), sorted(out)]
 
     def exporter_targets(self, path: str) -> list:
         """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may
@@ -753,10 +772,13 @@ class Plan:
         seen, todo = set(), [path]
         while todo:
             p = todo.pop()
+            if limit is not None and p != path and (p, limit) in self._too_many:
+                return None     # what p consulted is already more than the limit
             for t, _ in self._targets.get(p, ()):
                 if t not in seen and t != path:
                     seen.add(t)
                     if limit is not None and len(seen) > limit:
+                        self._too_many.add((path, limit))
                         return None
                     todo.append(t)
         return seen
