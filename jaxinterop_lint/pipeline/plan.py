@@ -242,7 +242,7 @@ def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> boo
     from-imports)."""
     if not sinks.wants(text):
         return False
-    return _consumer_in(text, sinks, roots, taken, import_aliases(text))
+    return _consumer_in(text, sinks, roots, taken, Aliases(text))
 
 
 def _consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), aliases=None) -> bool:
@@ -262,32 +262,41 @@ _IMPORT_AS = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _FROM_AS = re.compile(r"^[ \t]*from[ \t]+\.*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 
 
-def import_aliases(text: str) -> dict:
-    """``{name: {roots}}``: the names the imports of ``text`` bind and the top-level
-    modules they come from (``import numpy as np``: ``np`` -> numpy; a relative import
-    binds its names to the empty root)."""
-    out: dict = {}
-    for m in _IMPORT_AS.finditer(text):
-        for part in m.group(1).replace("\\", " ").split(","):
-            words = part.split()
-            if words:
-                name = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
-                out.setdefault(name, set()).add(words[0].split(".")[0])
-    for m in _FROM_AS.finditer(text):
-        root = m.group(1).split(".")[0]
-        for part in m.group(2).strip("() \t\n").replace("\n", " ").split(","):
-            words = part.split()
-            if words:
-                out.setdefault(words[-1], set()).add(root)
-    # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
-    if out:
-        bound = set(_BOUND.findall(text)) | set(_BOUND_ANNOTATED.findall(text))
-        out = {n: r for n, r in out.items() if n not in bound}
-    return out
+class Aliases:
+    """The libraries the names of one file's imports are bound to, computed when first
+    asked (most files never need them): :meth:`foreign`."""
 
+    def __init__(self, text: str):
+        self.text = text
+        self._imports = None
+        self._rebound: dict = {}
 
-_BOUND = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*=(?!=)")
-_BOUND_ANNOTATED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*:[^=\n]*=", re.M)
+    def foreign(self, name: str, root: str) -> bool:
+        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
+        if self._imports is None:
+            self._imports = {}
+            for m in _IMPORT_AS.finditer(self.text):
+                for part in m.group(1).replace("\\", " ").split(","):
+                    words = part.split()
+                    if words:
+                        n = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
+                        self._imports.setdefault(n, set()).add(words[0].split(".")[0])
+            for m in _FROM_AS.finditer(self.text):
+                r = m.group(1).split(".")[0]
+                for part in m.group(2).strip("() \t\n").replace("\n", " ").split(","):
+                    words = part.split()
+                    if words:
+                        self._imports.setdefault(words[-1], set()).add(r)
+        roots = self._imports.get(name)
+        if not roots or root in roots:
+            return False
+        rebound = self._rebound.get(name)
+        if rebound is None:
+            # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
+            e = re.escape(name)
+            rebound = self._rebound[name] = re.search(
+                r"(?<![\w.])%s[ \t]*=(?!=)|^[ \t]*%s[ \t]*:[^=\n]*=" % (e, e), self.text, re.M) is not None
+        return not rebound
 
 
 _RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*$")
@@ -319,15 +328,15 @@ def _first_argument(text: str, start: int) -> Optional[str]:
 def _non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=None) -> bool:
     """Whether ``text`` uses the sink ``name`` (of library ``root``) as an attribute, other
     than on a name an import binds to another library only (``np.asarray`` is no
-    ``torch.asarray``; ``aliases`` from :func:`import_aliases`), or in a call whose
+    ``torch.asarray``; ``aliases``: :class:`Aliases`), or in a call whose
     first argument is a number or a (nested) list or tuple of numbers
     (``torch.tensor([1.0, 2.0])``: no JAX value can reach it)."""
     for m in _attr_re(name).finditer(text):
         if m.group(0).startswith("getattr"):
             return True
-        if aliases and root is not None:
+        if aliases is not None and root is not None:
             r = _RECEIVER.search(text, max(0, m.start() - 80), m.start())
-            if r is not None and r.group(1) in aliases and root not in aliases[r.group(1)]:
+            if r is not None and aliases.foreign(r.group(1), root):
                 continue
         k = m.end()
         while k < len(text) and text[k] in " \t":
@@ -544,6 +553,7 @@ class Plan:
                            for name, alias in (names or [(None, None)]) if name != "*"} - {None})
         units = _units_of(text)
         known = set(self._bound.get(path, {})) | {n for names, _ in units for n in names}
+        rooted = {r: n for r, n in self.words.origins.items() if r is not None and r in roots}
         for names, lines in units:
             if not names:
                 continue
@@ -552,7 +562,7 @@ class Plan:
             # A JAX word counts only in a unit that names JAX itself (a name a JAX import
             # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
             # module that imports jax elsewhere is no JAX code.
-            origin = _named(body, {r: n for r, n in self.words.origins.items() if r is not None}, roots, False) or (
+            origin = bool(rooted) and _named(body, rooted, roots, False) or (
                 jax and uses_any(body, jax_names) and (_named(body, self.words.origins, roots, jax) or (
                     not _DEFINES_UNIT.match(body) and _named(body, self.words.counts, roots, jax))))
             used = frozenset(_IDENT.findall(body)) & known
@@ -692,7 +702,7 @@ class Plan:
         and their callers in the file, use."""
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         taken = _taken(f["imports"])
-        aliases = import_aliases(text)
+        aliases = Aliases(text)
         units = [(names, frozenset(_IDENT.findall(body)), _consumer_in(body, self.words.sinks, roots, taken, aliases))
                  for names, lines in _units_of(text) for body in ["".join(lines)]]
         local = {n for names, _, _ in units for n in names}
