@@ -412,6 +412,8 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
 
 
 _SHARED: dict = {}
+_ROOTS: dict = {}     # folder -> project root (front ends asking file by file)
+_KEYS: dict = {}      # repr(config) -> (store key, enabled codes)
 
 
 def shared_project(path: str, config, reported=None) -> Session:
@@ -420,8 +422,16 @@ def shared_project(path: str, config, reported=None) -> Session:
     in this process, reading and filling the command line's cache, saved when the process
     ends.  ``reported`` (paths: files, or folders whose files all are) names the reported
     files, for flake8 the paths it was given."""
-    root = find_root([path])
-    key = (root, store_key(config), repr(config.enabled()))
+    folder = os.path.dirname(os.path.abspath(path))
+    root = _ROOTS.get(folder)
+    if root is None:
+        root = _ROOTS[folder] = find_root([path])
+    spelled = repr(config)
+    held = _KEYS.get(spelled)
+    if held is None:
+        # the same configuration for every file of a flake8 process: its key once
+        held = _KEYS[spelled] = (store_key(config), repr(config.enabled()))
+    key = (root, *held)
     session = _SHARED.get(key)
     if session is None:
         # A real project (a marker at its root) shares the command line's cache; a bare
