@@ -143,3 +143,26 @@ def test_a_sink_name_on_another_library_is_no_consumer():
     assert facts_of(head + "y = torch.asarray(x)\n", "", w)["sink"]
     assert facts_of(head + "np = torch\ny = np.asarray(x)\n", "", w)["sink"]
     assert facts_of(head + "y = self.np.asarray(x)\n", "", w)["sink"]
+
+
+def test_a_result_stored_with_the_plans_epoch_is_planned_again_when_a_far_file_changes(tmp_path, monkeypatch):
+    """A decision that read much of the project is stored with the plan's epoch (every
+    file the plan read): a warm run reuses it, an edit two imports away plans it again."""
+    from jaxinterop_lint.pipeline import run
+
+    monkeypatch.setattr(run, "MAX_PLAN_DEPS", 0)      # every decision "reads much"
+    files = {"pkg/base.py": "def helper(x):\n    return x\n",
+             "pkg/mid.py": "from pkg.base import helper\n\ndef mid(x):\n    return helper(x)\n",
+             "pkg/late.py": "import torch\nfrom pkg.mid import mid\n\ndef f(x):\n    return torch.from_dlpack(mid(x))\n"}
+    proj = project(tmp_path, files)
+    assert ("pkg/late.py", 5, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    s = Session(str(proj), Config())
+    assert s.cached(str(proj / "pkg" / "late.py")) is not None          # stored, with the epoch
+    PARSES.clear()
+    assert ("pkg/late.py", 5, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    assert not PARSES                                                    # warm: nothing parsed
+    (proj / "pkg" / "base.py").write_text("from pkg.shard import sharded\n\ndef helper(x):\n"
+                                          "    return sharded(x, None)\n")
+    s = Session(str(proj), Config())
+    assert s.cached(str(proj / "pkg" / "late.py")) is None
+    assert ("pkg/late.py", 5, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)

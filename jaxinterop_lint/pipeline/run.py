@@ -68,6 +68,7 @@ def store_key(config) -> str:
 
 
 MAX_PLAN_DEPS = 200
+EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
 NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
 
 
@@ -89,6 +90,8 @@ class Session:
         self.analysed: list = []
         self._project = None
         self._summarised: set = set()
+        self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
+        self._epochs: dict = {}
 
     @property
     def project(self):
@@ -208,7 +211,11 @@ class Session:
             return
         deps = self.dependencies(path, extra, planned=bool(raw.get("analysed")))
         if deps is None:
-            return      # a decision that read much of the project is made again (from stored facts)
+            # A decision that read much of the project: stored with the plan's epoch (see
+            # :meth:`_store_epoch`) when the run can write one, else made again next time.
+            if self._waiting is not None:
+                self._waiting.append((path, raw, extra))
+            return
         self.store.put(path, digest, self.reader.stamp_to_store(path),
                        result={"data": raw, "deps": deps, "absent": self.plan.absent([path, *deps])})
 
@@ -245,11 +252,48 @@ class Session:
             self.store.put(path, digest, self.reader.stamp_to_store(path),
                            summary={"data": data, "deps": deps, "absent": self.plan.absent([path, *deps])})
 
+    def _store_epoch(self) -> None:
+        """Store the results waiting for an epoch: the hashes of every file whose facts the
+        plan read this run (and the files whose creation would change its imports), kept
+        once under :data:`EPOCH`; each waiting result names that epoch.  A warm run checks
+        the epoch once (the hashes are those it stats anyway) instead of re-planning."""
+        waiting, self._waiting = self._waiting, None
+        if not waiting or self.store.folder is None:
+            return
+        read = sorted(p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts)
+        deps = {p: self.reader.digest(p) for p in read}
+        if any(d is None for d in deps.values()):
+            return
+        epoch = key_of(sorted(deps.items()))
+        where = os.path.join(self.store.folder, EPOCH)
+        self.store.put(where, epoch, None, plan={"data": True, "deps": deps, "absent": self.plan.absent(read)})
+        self._epochs[epoch] = True
+        for path, raw, extra in waiting:
+            digest = self.reader.digest(path)
+            if digest is None:
+                continue
+            mine = {t: self.reader.digest(t) for t in sorted({t for t, _ in self.plan.targets(path)} | set(extra))
+                    if t != path}
+            self.store.put(path, digest, self.reader.stamp_to_store(path),
+                           result={"data": raw, "deps": mine, "absent": self.plan.absent([path, *mine]),
+                                   "epoch": epoch})
+
+    def _epoch_holds(self, epoch: str) -> bool:
+        if epoch not in self._epochs:
+            where = os.path.join(self.store.folder, EPOCH) if self.store.folder else None
+            self._epochs[epoch] = where is not None and Store.field(
+                self.store.get(where), "plan", epoch, self.reader.digest, self.reader.exists) is not None
+        return self._epochs[epoch]
+
     def cached(self, path: str) -> Optional[dict]:
         """The stored raw result of ``path`` when still valid.  A file the plan left out
         under another rule selection is planned again when this run enables more rules."""
-        data = Store.field(self.store.get(path), "result", self.reader.digest(path), self.reader.digest,
-                           self.reader.exists)
+        entry = self.store.get(path)
+        data = Store.field(entry, "result", self.reader.digest(path), self.reader.digest, self.reader.exists)
+        if data is not None:
+            epoch = entry["result"].get("epoch")
+            if epoch is not None and not (isinstance(epoch, str) and self._epoch_holds(epoch)):
+                return None
         if data is not None and not data.get("analysed") and not data.get("error"):
             if not self.plan.enabled <= set(data.get("enabled", ())):
                 return None
@@ -268,6 +312,7 @@ class Session:
                 self.index.add_file(p)
         self.plan.reported.update(files)
         out, todo = {}, []
+        self._waiting = []
         for p in files:
             data = self.cached(p)
             if data is not None:
@@ -275,6 +320,7 @@ class Session:
             else:
                 todo.append(p)
         if not todo:
+            self._waiting = None
             return out
         from .pool import analyse_files, uses_workers
 
@@ -305,6 +351,7 @@ class Session:
                 if self.reader.digest(p) is not None:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
         self.store_summaries()
+        self._store_epoch()
         return out
 
     def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
