@@ -67,7 +67,7 @@ def store_key(config) -> str:
     return key_of([__version__, FORMAT, package_digest(), fields])
 
 
-MAX_PLAN_DEPS = 200
+MAX_PLAN_DEPS = 16
 EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
 NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
 
@@ -272,11 +272,9 @@ class Session:
             digest = self.reader.digest(path)
             if digest is None:
                 continue
-            mine = {t: self.reader.digest(t) for t in sorted({t for t, _ in self.plan.targets(path)} | set(extra))
-                    if t != path}
+            # the epoch holds every file (and absent file) the decision read: nothing more here
             self.store.put(path, digest, self.reader.stamp_to_store(path),
-                           result={"data": raw, "deps": mine, "absent": self.plan.absent([path, *mine]),
-                                   "epoch": epoch})
+                           result={"data": raw, "deps": {}, "absent": [], "epoch": epoch})
 
     def _epoch_holds(self, epoch: str) -> bool:
         if epoch not in self._epochs:
