@@ -40,7 +40,7 @@ from .read import Reader
 from .words import (DEFAULT, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles, build,
                     count_words, jax_words)
 
-FACTS_VERSION = 12
+FACTS_VERSION = 13
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -360,10 +360,17 @@ def _alone(text: str, specs, jax: bool) -> bool:
                for names, needs, needs_jax in specs)
 
 
+def plain_lines(text: str) -> str:
+    """``text`` with ``\\r\\n`` and lone ``\\r`` line ends made ``\\n`` (the plan's regular
+    expressions see lines by ``\\n``; a file of ``\\r`` line ends is one line otherwise)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
     """The plan's facts of one file's text (see the module docstring).  With ``lazy`` the
     JAX words and annotations are left for :func:`more_facts` (the plan asks for them only
     where they decide something)."""
+    text = plain_lines(text)
     imports = imports_of(text, package)
     roots = {m.split(".")[0] for m, _ in imports}
     jax = bool(roots & w.jax_roots)
@@ -381,6 +388,7 @@ def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
 
 def more_facts(f: dict, text: str, w: Words) -> dict:
     """``f`` with ``origin`` (JAX words) and ``annot`` (array annotations) filled in."""
+    text = plain_lines(text)
     roots = {m.split(".")[0] for m, _ in f["imports"]}
     jax = bool(roots & w.jax_roots)
     f["origin"] = _named(text, w.origins, roots, jax)
@@ -542,7 +550,7 @@ class Plan:
             return out
         try:
             text = self.texts.get(path)
-            text = text if text is not None else self.reader.text(path)
+            text = plain_lines(text if text is not None else self.reader.text(path))
         except Exception:
             return out
         self.targets(path)
@@ -683,7 +691,7 @@ class Plan:
         if not isinstance(used, list):       # not stored with the facts: read the text once
             try:
                 text = self.texts.get(path)
-                used = self._sink_uses(f, text if text is not None else self.reader.text(path), bound)
+                used = self._sink_uses(f, plain_lines(text if text is not None else self.reader.text(path)), bound)
             except Exception:
                 return self.reach(path)
             f["sink_uses"] = used
@@ -751,7 +759,7 @@ class Plan:
         if "defs" not in f:
             try:
                 text = self.texts.get(path)
-                text = text if text is not None else self.reader.text(path)
+                text = plain_lines(text if text is not None else self.reader.text(path))
             except Exception:
                 return frozenset()
             roots = {m.split(".")[0] for m, _ in f["imports"]}
