@@ -54,8 +54,32 @@ def _entries():
 def test_every_entry_of_every_origin_table_is_a_jax_word(table, qn):
     last = qn.rsplit(".", 1)[-1]
     root = qn.partition(".")[0] if "." in qn else "jax"
-    text = f"import jax\nimport {root}\ny = {root}.thing.{last}(x)\n"
+    role = prefilter.bare_roles().get(qn) if "." not in qn else None
+    # a bare word in its role: a keyword argument, or a method
+    use = {"keyword": f"jax.thing.f(x, {last}=s)", "method": f"x.{last}(s)"}.get(role, f"{root}.thing.{last}(x)")
+    text = f"import jax\nimport {root}\ny = {use}\n"
     assert facts_of(text, "", W)["origin"], (table, qn)
+
+
+@pytest.mark.parametrize("text", [
+    "import jax\nfor device in jax.devices():\n    print(device.id)\n",
+    "import jax\ndef f(x):\n    device = x.device\n    return device == 1\n",
+    "import jax\nto_device = None\nin_shardings = 3\n",
+])
+def test_a_bare_jax_word_outside_its_role_is_no_jax_word(text):
+    """``device``, ``in_shardings``, ``to_device`` are JAX words only as a keyword argument
+    or a method: a loop variable or an attribute read names no placement."""
+    assert not facts_of(text, "", W)["origin"]
+
+
+@pytest.mark.parametrize("text", [
+    "import jax.numpy as jnp\ny = jnp.asarray(x,\n    device=s)\n",
+    "import jax\nf = jax.jit(g, in_shardings=s)\n",
+    "import jax\ny = x.to_device(s)\n",
+    "import jax\nf = jax.jit(g,\n             donate_argnums=(0,))\n",
+])
+def test_a_bare_jax_word_in_its_role_is_a_jax_word(text):
+    assert facts_of(text, "", W)["origin"]
 
 
 @pytest.mark.parametrize("qn", sorted(apis.REMOVED_CALLS) + sorted(apis.BUFFER_CALLBACK))

@@ -37,10 +37,10 @@ from typing import Optional
 from ..knowledge import apis
 from .modules import ModuleIndex
 from .read import Reader
-from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
-                    count_words, jax_words)
+from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles,
+                    build, count_words, jax_words)
 
-FACTS_VERSION = 9
+FACTS_VERSION = 15
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -100,6 +100,32 @@ def uses_any(text: str, words) -> bool:
     for w in words:
         if w in text and _word_re(w).search(text) is not None:
             return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _role_re(word: str, role: str):
+    # ``.word`` for a method; ``word=`` after ``(`` or ``,`` for a keyword (a parameter's
+    # default spelled so counts too: that only adds to the plan).
+    w = re.escape(word)
+    if role == "method":
+        return re.compile(r"\.[ \t]*%s(?![\w])" % w)
+    return re.compile(r"[(,][ \t\r\n\\]*%s[ \t]*=(?!=)" % w)
+
+
+_ROLES: dict = {}
+
+
+def uses_in_role(text: str, words) -> bool:
+    """Whether one of ``words`` is used in ``text``: a bare JAX word (see
+    :func:`~.words.bare_roles`) only in its role, any other word as a whole identifier."""
+    if not _ROLES:
+        _ROLES.update(bare_roles())
+    for w in words:
+        if w in text:
+            role = _ROLES.get(w)
+            if (_role_re(w, role) if role else _word_re(w)).search(text) is not None:
+                return True
     return False
 
 
@@ -196,7 +222,7 @@ def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
     for root, names in by_root.items():
         if root is None and not jax or root is not None and root not in roots:
             continue
-        if uses_any(text, names):
+        if uses_in_role(text, names):
             return True
     return False
 
@@ -216,13 +242,118 @@ def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> boo
     from-imports)."""
     if not sinks.wants(text):
         return False
+    return _consumer_in(text, sinks, roots, taken, Aliases(text))
+
+
+def _consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), aliases=None) -> bool:
+    """:func:`_consumer` of a part of a file (its imports, ``roots`` and ``aliases``,
+    elsewhere)."""
     if uses_any(text, sinks.standalone):
         return True
     for root, names in sinks.pairs:
         if root in roots:
             for n in names:
-                if n in text and (n in taken or _attr_re(n).search(text)):
+                if n in text and (n in taken or _non_literal_use(text, n, root, aliases)):
                     return True
+    return False
+
+
+_IMPORT_AS = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
+_FROM_AS = re.compile(r"^[ \t]*from[ \t]+\.*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
+
+
+def import_roots(text: str) -> dict:
+    """``{local name: {roots of the modules it may come from}}`` for every name an import
+    statement of ``text`` binds, read from the text alone (never from what the imports
+    resolve to, so facts stored by the file's hash stay true when other files come and go)."""
+    out: dict = {}
+    for m in _IMPORT_AS.finditer(text):
+        for part in m.group(1).replace("\\", " ").split(","):
+            words = part.split()
+            if words:
+                n = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
+                out.setdefault(n, set()).add(words[0].split(".")[0])
+    for m in _FROM_AS.finditer(text):
+        r = m.group(1).split(".")[0]
+        for part in m.group(2).strip("() \t\n").replace("\n", " ").split(","):
+            words = part.split()
+            if words:
+                out.setdefault(words[-1], set()).add(r)
+    return out
+
+
+class Aliases:
+    """The libraries the names of one file's imports are bound to, computed when first
+    asked (most files never need them): :meth:`foreign`."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._imports = None
+        self._rebound: dict = {}
+
+    def foreign(self, name: str, root: str) -> bool:
+        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
+        if self._imports is None:
+            self._imports = import_roots(self.text)
+        roots = self._imports.get(name)
+        if not roots or root in roots:
+            return False
+        rebound = self._rebound.get(name)
+        if rebound is None:
+            # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
+            e = re.escape(name)
+            rebound = self._rebound[name] = re.search(
+                r"(?<![\w.])%s[ \t]*=(?!=)|^[ \t]*%s[ \t]*:[^=\n]*=" % (e, e), self.text, re.M) is not None
+        return not rebound
+
+
+_RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*$")
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?j?(?![\w.])")
+_LITERAL_REST = re.compile(r"[\s,\[\]()+\-]*")
+
+
+def _first_argument(text: str, start: int) -> Optional[str]:
+    """The text of the first argument of the call whose ``(`` is at ``start``; None when
+    it cannot be told cheaply (a string, or no end)."""
+    depth = 0
+    for i in range(start + 1, min(len(text), start + 2000)):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return text[start + 1:i]
+            depth -= 1
+        elif c == "," and depth == 0:
+            return text[start + 1:i]
+        elif c in "\"'#":
+            return None
+    return None
+
+
+def _non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=None) -> bool:
+    """Whether ``text`` uses the sink ``name`` (of library ``root``) as an attribute, other
+    than on a name an import binds to another library only (``np.asarray`` is no
+    ``torch.asarray``; ``aliases``: :class:`Aliases`), or in a call whose
+    first argument is a number or a (nested) list or tuple of numbers
+    (``torch.tensor([1.0, 2.0])``: no JAX value can reach it)."""
+    for m in _attr_re(name).finditer(text):
+        if m.group(0).startswith("getattr"):
+            return True
+        if aliases is not None and root is not None:
+            r = _RECEIVER.search(text, max(0, m.start() - 80), m.start())
+            if r is not None and aliases.foreign(r.group(1), root):
+                continue
+        k = m.end()
+        while k < len(text) and text[k] in " \t":
+            k += 1
+        if k >= len(text) or text[k] != "(":
+            return True
+        arg = _first_argument(text, k)
+        if arg is None or not arg.strip() or not _LITERAL_REST.fullmatch(_NUMBER.sub("", arg)):
+            return True
     return False
 
 
@@ -237,10 +368,17 @@ def _alone(text: str, specs, jax: bool) -> bool:
                for names, needs, needs_jax in specs)
 
 
+def plain_lines(text: str) -> str:
+    """``text`` with ``\\r\\n`` and lone ``\\r`` line ends made ``\\n`` (the plan's regular
+    expressions see lines by ``\\n``; a file of ``\\r`` line ends is one line otherwise)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
     """The plan's facts of one file's text (see the module docstring).  With ``lazy`` the
     JAX words and annotations are left for :func:`more_facts` (the plan asks for them only
     where they decide something)."""
+    text = plain_lines(text)
     imports = imports_of(text, package)
     roots = {m.split(".")[0] for m, _ in imports}
     jax = bool(roots & w.jax_roots)
@@ -258,6 +396,7 @@ def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
 
 def more_facts(f: dict, text: str, w: Words) -> dict:
     """``f`` with ``origin`` (JAX words) and ``annot`` (array annotations) filled in."""
+    text = plain_lines(text)
     roots = {m.split(".")[0] for m, _ in f["imports"]}
     jax = bool(roots & w.jax_roots)
     f["origin"] = _named(text, w.origins, roots, jax)
@@ -300,6 +439,7 @@ class Plan:
         self._carrier_name: dict = {}
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self._absent: dict = {}
+        self._too_many: set = set()
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
 
     def is_reported(self, path: str) -> bool:
@@ -418,7 +558,7 @@ class Plan:
             return out
         try:
             text = self.texts.get(path)
-            text = text if text is not None else self.reader.text(path)
+            text = plain_lines(text if text is not None else self.reader.text(path))
         except Exception:
             return out
         self.targets(path)
@@ -428,7 +568,10 @@ class Plan:
                            for module, names in f["imports"] if module.split(".")[0] in self.words.jax_roots
                            for name, alias in (names or [(None, None)]) if name != "*"} - {None})
         units = _units_of(text)
-        known = set(self._bound.get(path, {})) | {n for names, _ in units for n in names}
+        # names bound by the text's imports, resolved or not: the units are stored with the
+        # facts (by this file's hash), so they must not depend on which modules exist now
+        known = set(self._bound.get(path, {})) | set(import_roots(text)) | {n for names, _ in units for n in names}
+        rooted = {r: n for r, n in self.words.origins.items() if r is not None and r in roots}
         for names, lines in units:
             if not names:
                 continue
@@ -437,7 +580,7 @@ class Plan:
             # A JAX word counts only in a unit that names JAX itself (a name a JAX import
             # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
             # module that imports jax elsewhere is no JAX code.
-            origin = _named(body, {r: n for r, n in self.words.origins.items() if r is not None}, roots, False) or (
+            origin = bool(rooted) and _named(body, rooted, roots, False) or (
                 jax and uses_any(body, jax_names) and (_named(body, self.words.origins, roots, jax) or (
                     not _DEFINES_UNIT.match(body) and _named(body, self.words.counts, roots, jax))))
             used = frozenset(_IDENT.findall(body)) & known
@@ -456,30 +599,59 @@ class Plan:
         a package that dispatches to submodules (one of them JAX code) does not make every
         module that imports it reachable."""
         key = (path, name)
-        if key in self._carrier_name:
-            return self._carrier_name[key]
-        self._carrier_name[key] = False          # a cycle: no evidence yet
+        known = self._carrier_name.get(key)
+        if known is not None:
+            return known
+        # A search of the graph of (module, name) -> the names it uses, for a unit naming
+        # JAX words.  Cycles are common (a class and a helper that use each other): a
+        # memo set while a cycle is open would make the answer depend on the order of the
+        # questions, so only complete answers are kept: False for every node of a search
+        # that found nothing, True for the path to the unit found.
+        parent = {key: None}
+        todo = [key]
+        while todo:
+            node = todo.pop()
+            found = self._carrier_name.get(node)
+            if found is None:
+                origin, succ = self._carrier_step(*node)
+                found = origin or None
+            if found:
+                while node is not None:
+                    self._carrier_name[node] = True
+                    node = parent[node]
+                return True
+            if found is False:
+                continue
+            for nxt in succ:
+                if nxt not in parent:
+                    parent[nxt] = node
+                    todo.append(nxt)
+        for node in parent:
+            self._carrier_name[node] = False
+        return False
+
+    def _carrier_step(self, path: str, name) -> tuple:
+        """``(whether the unit ``name`` of ``path`` names JAX words, the (module, name)
+        pairs it uses)`` (see :meth:`carrier_name`)."""
         u = self.units(path)
         bound = self._bound.get(path, {})
         if name is None:
             if os.path.basename(path) == "__init__.py":
-                out = any(origin for origin, _ in u.values())
-            else:
-                out = any(self.carrier_name(path, n) for n in u)
-        elif name in u:
+                return any(origin for origin, _ in u.values()), ()
+            return False, [(path, n) for n in u]
+        if name in u:
             origin, used = u[name]
-            out = origin
-            for n in used:
-                if out:
-                    break
+            if origin:
+                return True, ()
+            succ = []
+            for n in sorted(used):
                 if n in u:
-                    out = n != name and self.carrier_name(path, n)
+                    if n != name:
+                        succ.append((path, n))
                 else:
-                    out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ()))
-        else:
-            out = any(t != path and self.carrier_name(t, k) for t, k in bound.get(name, bound.get("*", ())))
-        self._carrier_name[key] = out
-        return out
+                    succ.extend((t, k) for t, k in bound.get(n, ()) if t != path)
+            return False, succ
+        return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
 
     def carrier(self, path: str) -> bool:
         """Whether module ``path`` can make or hand on a multi-device value."""
@@ -507,7 +679,66 @@ class Plan:
             return True
         # a consumer, or a removed API / FFI callback word of an enabled rule, that JAX code
         # reaches through an import (``arr.device_buffer`` on what a JAX helper returned)
-        return bool(f["sink"] or set(f.get("alone_reached", ())) & set(self.enabled)) and self.reach(path)
+        if set(f.get("alone_reached", ())) & set(self.enabled) and self.reach(path):
+            return True
+        return bool(f["sink"]) and self.sink_reached(path)
+
+    def sink_reached(self, path: str) -> bool:
+        """Whether JAX code reaches a consumer of ``path``: the file names JAX words, or
+        one of its top-level units that use a consumer, or that use such a unit (its
+        callers in the file, transitively), uses a name that can hand on a multi-device
+        value (:meth:`carrier_name`).  A test module that imports a JAX-backed library for
+        one test and feeds NumPy data to ``torch.as_tensor`` in another is not reached."""
+        f = self.full_facts(path)
+        if f is None:
+            return False
+        if f["origin"] or self.index is None:
+            return self.reach(path)
+        self.reach_asked.add(path)
+        self.targets(path)
+        bound = self._bound.get(path, {})
+        used = f.get("sink_uses")
+        if not isinstance(used, list):       # not stored with the facts: read the text once
+            try:
+                text = self.texts.get(path)
+                used = self._sink_uses(f, plain_lines(text if text is not None else self.reader.text(path)), bound)
+            except Exception:
+                return self.reach(path)
+            f["sink_uses"] = used
+        local, names = used
+        for n in names:
+            if n in local:
+                if self.carrier_name(path, n):
+                    return True
+            elif any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ())):
+                return True
+        return "*" in bound and any(t != path and self.carrier_name(t, k) for t, k in bound["*"])
+
+    def _sink_uses(self, f: dict, text: str, bound: dict) -> list:
+        """``[local names, names used]`` of :meth:`sink_reached`: the top-level names of the
+        file, and the names (local or bound by imports) that its units using a consumer,
+        and their callers in the file, use."""
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        taken = _taken(f["imports"])
+        aliases = Aliases(text)
+        units = [(names, frozenset(_IDENT.findall(body)), _consumer_in(body, self.words.sinks, roots, taken, aliases))
+                 for names, lines in _units_of(text) for body in ["".join(lines)]]
+        local = {n for names, _, _ in units for n in names}
+        reached = {n for names, _, sink in units if sink for n in names}
+        # The callers in the file of a unit that uses a consumer (it may hand them its values).
+        grew = True
+        while grew:
+            grew = False
+            for names, ids, sink in units:
+                if not sink and names and ids & reached and not set(names) <= reached:
+                    reached |= set(names)
+                    grew = True
+        out: set = set()
+        imported = set(import_roots(text)) | set(bound)
+        for names, ids, sink in units:
+            if sink or set(names) & reached:
+                out |= ids & (local | imported)
+        return [sorted(local & out), sorted(out)]
 
     def exporter_targets(self, path: str) -> list:
         """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may
@@ -539,7 +770,7 @@ class Plan:
         if "defs" not in f:
             try:
                 text = self.texts.get(path)
-                text = text if text is not None else self.reader.text(path)
+                text = plain_lines(text if text is not None else self.reader.text(path))
             except Exception:
                 return frozenset()
             roots = {m.split(".")[0] for m, _ in f["imports"]}
@@ -570,10 +801,13 @@ class Plan:
         seen, todo = set(), [path]
         while todo:
             p = todo.pop()
+            if limit is not None and p != path and (p, limit) in self._too_many:
+                return None     # what p consulted is already more than the limit
             for t, _ in self._targets.get(p, ()):
                 if t not in seen and t != path:
                     seen.add(t)
                     if limit is not None and len(seen) > limit:
+                        self._too_many.add((path, limit))
                         return None
                     todo.append(t)
         return seen

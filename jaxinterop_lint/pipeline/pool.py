@@ -42,17 +42,24 @@ def _size(path: str) -> int:
         return 0
 
 
+def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
+    """Whether :func:`analyse_files` would analyse ``paths`` in worker processes.  Workers
+    pay for themselves only on enough work, spread over enough files: below that (or when
+    one file is most of the work) this process is faster (bench/: workers are never slower
+    than ``--jobs 1``)."""
+    if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
+        return False
+    sizes = sizes if sizes is not None else {p: _size(p) for p in paths}
+    total = sum(sizes.values())
+    floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
+    return not (total < floor or (floor and max(sizes.values()) > total / 2))
+
+
 def analyse_files(session, paths: list, jobs: int) -> dict:
     """Raw results of ``paths`` (absolute) by path; the entries written in workers are
     merged into ``session.store``."""
     sizes = {p: _size(p) for p in paths}
-    total = sum(sizes.values())
-    floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
-    # Workers pay for themselves only on enough work, spread over enough files: below that
-    # (or when one file is most of the work) this process is faster (bench/: workers are
-    # never slower than --jobs 1).
-    if jobs <= 1 or len(paths) < 4 * jobs or total < floor or (floor and max(sizes.values()) > total / 2) \
-            or not hasattr(os, "fork"):
+    if not uses_workers(paths, jobs, sizes):
         return {p: lint_one(session, p) for p in paths}
     global _SESSION
     _SESSION = session

@@ -89,7 +89,8 @@ def store_key(config) -> str:
     return key_of([__version__, FORMAT, package_digest(), parser_stamp(), fields])
 
 
-MAX_PLAN_DEPS = 200
+MAX_PLAN_DEPS = 16
+EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
 NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
 
 
@@ -114,6 +115,8 @@ class Session:
         self._fed: dict = {}            # path -> the callers whose contexts its judgment used
         self._graph_known = False       # importers of every reported file are in the plan
         self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
+        self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
+        self._epochs: dict = {}
 
     @property
     def project(self):
@@ -311,7 +314,11 @@ class Session:
         extra = [*extra, *raw.get("ctx_in", ())]
         deps = self.dependencies(path, extra, planned=bool(raw.get("analysed")))
         if deps is None:
-            return      # a decision that read much of the project is made again (from stored facts)
+            # A decision that read much of the project: stored with the plan's epoch (see
+            # :meth:`_store_epoch`) when the run can write one, else made again next time.
+            if self._waiting is not None:
+                self._waiting.append((path, raw, extra))
+            return
         self.store.put(path, digest, self.reader.stamp_to_store(path),
                        result={"data": raw, "deps": deps, "absent": self.plan.absent([path, *deps])})
 
@@ -348,11 +355,46 @@ class Session:
             self.store.put(path, digest, self.reader.stamp_to_store(path),
                            summary={"data": data, "deps": deps, "absent": self.plan.absent([path, *deps])})
 
+    def _store_epoch(self) -> None:
+        """Store the results waiting for an epoch: the hashes of every file whose facts the
+        plan read this run (and the files whose creation would change its imports), kept
+        once under :data:`EPOCH`; each waiting result names that epoch.  A warm run checks
+        the epoch once (the hashes are those it stats anyway) instead of re-planning."""
+        waiting, self._waiting = self._waiting, None
+        if not waiting or self.store.folder is None:
+            return
+        read = sorted(p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts)
+        deps = {p: self.reader.digest(p) for p in read}
+        if any(d is None for d in deps.values()):
+            return
+        epoch = key_of(sorted(deps.items()))
+        where = os.path.join(self.store.folder, EPOCH)
+        self.store.put(where, epoch, None, plan={"data": True, "deps": deps, "absent": self.plan.absent(read)})
+        self._epochs[epoch] = True
+        for path, raw, extra in waiting:
+            digest = self.reader.digest(path)
+            if digest is None:
+                continue
+            # the epoch holds every file (and absent file) the decision read: nothing more here
+            self.store.put(path, digest, self.reader.stamp_to_store(path),
+                           result={"data": raw, "deps": {}, "absent": [], "epoch": epoch})
+
+    def _epoch_holds(self, epoch: str) -> bool:
+        if epoch not in self._epochs:
+            where = os.path.join(self.store.folder, EPOCH) if self.store.folder else None
+            self._epochs[epoch] = where is not None and Store.field(
+                self.store.get(where), "plan", epoch, self.reader.digest, self.reader.exists) is not None
+        return self._epochs[epoch]
+
     def cached(self, path: str) -> Optional[dict]:
         """The stored raw result of ``path`` when still valid.  A file the plan left out
         under another rule selection is planned again when this run enables more rules."""
-        data = Store.field(self.store.get(path), "result", self.reader.digest(path), self.reader.digest,
-                           self.reader.exists)
+        entry = self.store.get(path)
+        data = Store.field(entry, "result", self.reader.digest(path), self.reader.digest, self.reader.exists)
+        if data is not None:
+            epoch = entry["result"].get("epoch")
+            if epoch is not None and not (isinstance(epoch, str) and self._epoch_holds(epoch)):
+                return None
         if data is not None and not data.get("analysed") and not data.get("error"):
             if not self.plan.enabled <= set(data.get("enabled", ())):
                 return None
@@ -374,6 +416,7 @@ class Session:
         self.plan.reported.update(files)
         self._reported_files = list(files)
         out, todo = {}, []
+        self._waiting = []
         for p in files:
             data = self.cached(p)
             if data is not None:
@@ -381,8 +424,9 @@ class Session:
             else:
                 todo.append(p)
         if not todo:
+            self._waiting = None
             return out
-        from .pool import analyse_files
+        from .pool import analyse_files, uses_workers
 
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
@@ -393,7 +437,7 @@ class Session:
         # A reported file with exporting functions and reported importers: judged with their
         # calling contexts (its callers are analysed first: feed_contexts).
         planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
-        if self.project is not None and jobs > 1 and len(planned) > 8:
+        if self.project is not None and uses_workers(planned, jobs):
             # Modules other planned files import are analysed before the workers start.
             inner = {t for p in planned for t, _ in self.plan.targets(p) if self.plan.gate(t)}
             for t in sorted(inner):
@@ -414,6 +458,7 @@ class Session:
                 if self.reader.digest(p) is not None:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
         self.store_summaries()
+        self._store_epoch()
         return out
 
     def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
@@ -521,6 +566,8 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
 
 
 _SHARED: dict = {}
+_ROOTS: dict = {}     # folder -> project root (front ends asking file by file)
+_KEYS: dict = {}      # repr(config) -> (store key, enabled codes)
 
 
 def shared_project(path: str, config, reported=None) -> Session:
@@ -529,8 +576,16 @@ def shared_project(path: str, config, reported=None) -> Session:
     in this process, reading and filling the command line's cache, saved when the process
     ends.  ``reported`` (paths: files, or folders whose files all are) names the reported
     files, for flake8 the paths it was given."""
-    root = find_root([path])
-    key = (root, store_key(config), repr(config.enabled()))
+    folder = os.path.dirname(os.path.abspath(path))
+    root = _ROOTS.get(folder)
+    if root is None:
+        root = _ROOTS[folder] = find_root([path])
+    spelled = repr(config)
+    held = _KEYS.get(spelled)
+    if held is None:
+        # the same configuration for every file of a flake8 process: its key once
+        held = _KEYS[spelled] = (store_key(config), repr(config.enabled()))
+    key = (root, *held)
     session = _SHARED.get(key)
     if session is None:
         # A real project (a marker at its root) shares the command line's cache; a bare

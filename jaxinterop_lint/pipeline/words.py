@@ -218,6 +218,20 @@ def bare_jax_words() -> frozenset:
     return frozenset(names)
 
 
+def bare_roles() -> dict:
+    """Bare JAX word -> the role it has in JAX's API: ``"method"`` (``x.to_device(...)``,
+    ``PLACEMENT_METHODS``) or ``"keyword"`` (``device=``, ``in_shardings=``,
+    ``donate_argnums=``: the keyword tables).  The plan matches a bare word only in its
+    role: ``for device in jax.devices()`` names no placement, ``jnp.asarray(x,
+    device=s)`` does."""
+    out = {}
+    for name, value in origin_tables().items():
+        for q in _names(value):
+            if "." not in q:
+                out[q] = "method" if "METHOD" in name else "keyword"
+    return out
+
+
 def alone_words() -> dict:
     """Rule code -> ``[(words, words needed beside them, needs a JAX import)]``: words that
     alone (beside a consumer for JXI006) can make a finding of that rule."""
