@@ -13,6 +13,7 @@ attributes (a probe dead in the whole range is recorded as a ``probe`` event), `
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional
 
 import libcst as cst
@@ -47,8 +48,10 @@ def points(vs) -> frozenset:
     return (frozenset(vs) - {VT.FUTURE}) | (frozenset(STANDINS) if VT.FUTURE in vs else frozenset())
 
 
+@lru_cache(maxsize=1024)
 def releases(pts) -> frozenset:
-    """Evaluation points back to a version set (any stand-in stands for FUTURE)."""
+    """Evaluation points back to a version set (any stand-in stands for FUTURE); memoised
+    (a module asks the same few sets thousands of times)."""
     out = frozenset(p for p in pts if p in VT.ALL)
     return out | {VT.FUTURE} if any(p in pts for p in STANDINS) else out
 
@@ -289,22 +292,45 @@ def _bound_once(walker, name: str):
     """The expression a module's name is bound to when it is bound exactly once (anywhere in
     the module) by a plain ``name = expr`` whose text can be a version test; None otherwise."""
     ma = walker.ma
-    table = getattr(ma, "_bound_once", None)
-    if table is None:
+    state = getattr(ma, "_bound_once", None)
+    if state is None:
         source = getattr(ma, "source", "") or ""
         # Only names assigned an expression that spells a version test are candidates (one
-        # regular expression over the text), and only modules with candidates are scanned.
-        candidates = frozenset(_CANDIDATE.findall(source))
-        table = _scan_bindings(ma.module, candidates, source) if candidates else {}
+        # regular expression over the text); the module is scanned only when a test asks
+        # about a candidate (most tests name none).
+        state = [_candidates(source), None]
         try:
-            ma._bound_once = table
+            ma._bound_once = state
         except AttributeError:  # pragma: no cover - a slotted analysis
             pass
+    candidates, table = state
+    if name not in candidates:
+        return None
+    if table is None:
+        table = state[1] = _scan_bindings(ma.module, candidates, getattr(ma, "source", "") or "")
     return table.get(name)
 
 
-_CANDIDATE = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)[^\n]*"
-                        r"(?:__version|version\(|hasattr\(|getattr\(|\.release\b|\.minor\b|\.major\b)", re.M)
+_CANDIDATE = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+_VERSION_WORD = re.compile(r"__version|version\(|hasattr\(|getattr\(|\.release\b|\.minor\b|\.major\b")
+
+
+def _candidates(source: str) -> frozenset:
+    """Names assigned on a line that spells a version test (``v = jax.__version__``,
+    ``ok = hasattr(...)``): the words are found first, then each of their lines is matched
+    as an assignment (a scan for the words is much faster than an assignment pattern tried
+    on every line)."""
+    out = set()
+    done = -1
+    for m in _VERSION_WORD.finditer(source):
+        start = source.rfind("\n", 0, m.start()) + 1
+        if start == done:
+            continue
+        done = start
+        a = _CANDIDATE.match(source, start)
+        if a is not None and a.end() <= m.start():
+            out.add(a.group(1))
+    return frozenset(out)
 _STATEMENT_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 

@@ -102,7 +102,7 @@ def at_def(walker, node, rec) -> None:
 def under(walker, reached: frozenset, evaluate):
     """``evaluate()`` with the current point restricted to ``reached`` (evaluation points of a
     branch of a conditional expression); None, without evaluating, when no release reaches it."""
-    if walker.env is None or releases(reached) >= current(walker):
+    if walker.env is None or reached is POINTS or releases(reached) >= current(walker):
         return evaluate()
     saved = walker.env
     walker.env = dict(saved)
