@@ -258,19 +258,23 @@ def _many(n: int) -> str:
 
 
 @attack("inputs", "200 and 500 findings in one file (15 and 38 KB), JSON output with every fix",
-        "time linear in findings: t(500) / t(200) under 3 (2.5 is linear)")
+        "time linear in findings: CPU t(500) / t(200) under 4 (2.5 is linear, 6.25 quadratic)")
 def _(work: Path):
+    import resource
+
     repo = project(work, {"many200.py": _many(200), "many500.py": _many(500)})
     times = {}
     for n in (200, 500):
-        start = time.monotonic()
+        # the child's CPU time, not the wall clock: other load on the machine counts less
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = cli(repo, "--output-format", "json", f"many{n}.py")
-        times[n] = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times[n] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         fixes = sum(1 for f in json.loads(r.stdout) if f["fix"]) if r.stdout.startswith("[") else -1
         if fixes != n:
             return False, f"{n} findings: {fixes} fixes, exit {r.returncode}"
     ratio = times[500] / times[200]
-    return ratio < 3, f"{times[200]:.2f} s and {times[500]:.2f} s (ratio {ratio:.2f})"
+    return ratio < 4, f"{times[200]:.2f} s and {times[500]:.2f} s of CPU (ratio {ratio:.2f})"
 
 
 def peak_run(repo: Path, *args, timeout: int = 300) -> tuple:
