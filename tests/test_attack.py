@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
+@pytest.mark.slow   # the shim's attacks run real jax and torch
 def test_every_attack_is_defended(tmp_path):
     script = ROOT / "scripts" / "attack.py"
     listed = subprocess.run([sys.executable, str(script), "--list"], capture_output=True, text=True, timeout=60)

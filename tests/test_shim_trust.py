@@ -94,6 +94,7 @@ def test_run_gives_a_foreign_interpreter_none_of_the_checkout(tmp_path, monkeypa
     assert last_json(proc) == [True, True, True]
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 def test_a_forked_child_whose_report_cannot_be_opened_never_raises_from_the_users_call(tmp_path):
     (tmp_path / "d").mkdir()
     proc, _ = run_script(tmp_path, program("""
@@ -118,6 +119,7 @@ def test_a_forked_child_whose_report_cannot_be_opened_never_raises_from_the_user
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 def test_closing_the_reports_descriptor_never_sends_hits_into_the_programs_files(tmp_path):
     proc, _ = run_script(tmp_path, program("""
         shim.install("record", "hits.jsonl")
@@ -135,6 +137,7 @@ def test_closing_the_reports_descriptor_never_sends_hits_into_the_programs_files
     assert [h["consumer"] for h in read_lines(tmp_path / "hits.jsonl")] == ["torch.from_dlpack"] * 2
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 def test_patched_functions_stay_picklable(tmp_path):
     proc, _ = run_script(tmp_path, program("""
         import functools, pickle
@@ -194,6 +197,7 @@ def test_verify_explains_a_report_without_any_hit(tmp_path, capsys):
     assert "XLA_FLAGS=--xla_force_host_platform_device_count=8" in captured.err
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 def test_each_recording_process_writes_its_own_file(tmp_path):
     """Two independent processes that both install(report=PATH): one writes PATH, the other
     PATH.<pid>; the reader sees every hit."""
@@ -234,6 +238,7 @@ def bridged_venv(tmp_path: Path) -> tuple[Path, Path]:
     return python, site
 
 
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
 def test_jaxinterop_shim_alone_acts_once_the_start_up_hook_is_enabled(tmp_path):
     python, site = bridged_venv(tmp_path)
     prog = tmp_path / "prog.py"

@@ -464,6 +464,7 @@ REPLACEMENT_CASES = ("device_put_replicated", "device_put_sharded", "to_dlpack",
                      "positional_sharding")
 
 
+@pytest.mark.slow   # real jax on 8 CPU devices
 @pytest.mark.parametrize("case", REPLACEMENT_CASES)
 def test_each_replacement_gives_the_old_values_shapes_and_placement(case):
     new = run_case(sys.executable, "new", case)
