@@ -214,11 +214,9 @@ def main(argv: Optional[list] = None) -> int:
     except Exception as exc:  # a bug of ours: one line and exit 2, never 1 ("findings")
         if os.environ.get("JAXINTEROP_LINT_DEBUG"):
             raise
-        try:
-            message = " ".join(str(exc).split())[:300]
-        except Exception:  # an exception whose text cannot be made (a recursive repr)
-            message = "no message"
-        print(f"jaxinterop-lint: internal error ({type(exc).__name__}: {message}); please report it "
+        from .errors import describe
+
+        print(f"jaxinterop-lint: internal error ({describe(exc)}); please report it "
               f"(JAXINTEROP_LINT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 2
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)

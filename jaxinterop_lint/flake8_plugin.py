@@ -94,11 +94,9 @@ class JaxInteropChecker:
         except Exception as exc:  # a bug of ours: say so on this file, never drop it
             if os.environ.get("JAXINTEROP_LINT_DEBUG"):
                 raise
-            try:
-                message = " ".join(str(exc).split())[:300]
-            except Exception:  # an exception whose text cannot be made (a recursive repr)
-                message = "no message"
-            yield 1, 0, (f"{ERROR_CODE} jaxinterop-lint internal error ({type(exc).__name__}: {message}); "
+            from .errors import describe
+
+            yield 1, 0, (f"{ERROR_CODE} jaxinterop-lint internal error ({describe(exc)}); "
                          f"please report it (JAXINTEROP_LINT_DEBUG=1 shows the traceback)"), type(self)
             return
         if result.error is not None:

@@ -386,11 +386,9 @@ def run_guarded(fn, *args, **kwargs):
 def internal_error(exc: BaseException) -> SourceError:
     """The one-line error of a file whose analysis failed for a reason of ours (a bug):
     never fails itself, even on an exception whose text cannot be made."""
-    try:
-        message = " ".join(str(exc).split())[:300]
-    except Exception:  # a recursive repr, a broken __str__
-        message = "no message"
-    return SourceError(f"internal error ({type(exc).__name__}: {message}); please report it "
+    from .errors import describe
+
+    return SourceError(f"internal error ({describe(exc)}); please report it "
                        f"with this file (JAXINTEROP_LINT_DEBUG=1 shows the traceback)")
 
 

@@ -12,6 +12,8 @@ from typing import Iterator, Optional
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from ..relative import resolve_relative  # noqa: F401  (re-exported)
+
 
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """The dotted text of a Name/Attribute chain (``a.b.c``), or None for anything else."""
@@ -21,21 +23,6 @@ def dotted(node: cst.CSTNode) -> Optional[str]:
         base = dotted(node.value)
         return None if base is None else base + "." + node.attr.value
     return None
-
-
-def resolve_relative(module: Optional[str], level: int, package: str) -> Optional[str]:
-    """Absolute module name of ``from <level dots><module> import``, relative to ``package``
-    (the importing module's package, ``""`` for a top-level module); None when it climbs
-    above the top."""
-    if level == 0:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    if module:
-        base.append(module)
-    return ".".join(base) if base else None
 
 
 def import_bindings(node: cst.CSTNode, package: str = "") -> Iterator[tuple[str, str, bool, cst.CSTNode]]:

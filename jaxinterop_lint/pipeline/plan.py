@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Optional
 
 from ..knowledge import apis
+from ..relative import resolve_relative  # noqa: F401  (re-exported)
 from .modules import ModuleIndex
 from .read import Reader
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles,
@@ -132,20 +133,6 @@ def uses_in_role(text: str, words) -> bool:
 def has_word(text: str, word: str) -> bool:
     """Whether ``word`` is used in ``text`` as a whole identifier."""
     return uses_any(text, (word,))
-
-
-def resolve_relative(module: Optional[str], level: int, package: str) -> Optional[str]:
-    """Absolute module name of ``from <level dots><module> import``, relative to ``package``;
-    None when it climbs above the top."""
-    if level == 0:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    if module:
-        base.append(module)
-    return ".".join(base) if base else None
 
 
 def imports_of(text: str, package: str) -> list:
