@@ -278,10 +278,15 @@ class Aliases:
         self._imports = None
         self._rebound: dict = {}
 
-    def foreign(self, name: str, root: str) -> bool:
-        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
+    def bound(self) -> dict:
+        """:func:`import_roots` of the text, computed once."""
         if self._imports is None:
             self._imports = import_roots(self.text)
+        return self._imports
+
+    def foreign(self, name: str, root: str) -> bool:
+        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
+        self.bound()
         roots = self._imports.get(name)
         if not roots or root in roots:
             return False
@@ -721,7 +726,7 @@ class Plan:
                     reached |= set(names)
                     grew = True
         out: set = set()
-        imported = set(import_roots(text)) | set(bound)
+        imported = set(aliases.bound()) | set(bound)
         for names, ids, sink in units:
             if sink or set(names) & reached:
                 out |= ids & (local | imported)
