@@ -17,6 +17,7 @@ import pytest
 
 from conftest import run_cli
 from jaxinterop_lint.pipeline import store as st
+from jaxinterop_lint.pipeline import storeformat as fmt
 from jaxinterop_lint.pipeline import storekey as sk
 from jaxinterop_lint.pipeline.store import CACHE_DIR, MAGIC, Store
 
@@ -49,14 +50,28 @@ def store_files(repo):
 
 
 def forge(path, doc, key: bytes) -> None:
-    """Write ``doc`` as the store file ``path`` with a MAC under ``key`` (the attacker's)."""
-    payload = json.dumps(doc).encode()
+    """Write ``doc`` as the store file ``path`` with a MAC under ``key`` (the attacker's):
+    ``{"format": FORMAT, "files": {path: entry}}`` in the store's own layout (each entry's
+    head and fields as written by the store, whatever their shapes), anything else as JSON."""
+    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == st.FORMAT else None
+    if isinstance(files, dict):
+        lines = [fmt.HEADER]
+        for p, e in files.items():
+            if isinstance(e, dict):
+                head = {k: v for k, v in e.items() if k in fmt.HEAD}
+                fields = [x for k, v in e.items() if k not in fmt.HEAD for x in (k.encode(), fmt.dumps(v))]
+            else:
+                head, fields = e, []
+            lines.append(b"\t".join([fmt.dumps(p), fmt.dumps(head), *fields]))
+        payload = b"\n".join(lines)
+    else:
+        payload = json.dumps(doc).encode()
     path.write_bytes(MAGIC + sk.mac_of(key, str(path), payload).encode() + b"\n" + payload)
 
 
 def payload_of(path) -> dict:
     data = path.read_bytes()
-    return json.loads(data[data.index(b"\n") + 1:])
+    return {"format": st.FORMAT, "files": fmt.decode(data[data.index(b"\n") + 1:])}
 
 
 def blank(doc: dict) -> dict:

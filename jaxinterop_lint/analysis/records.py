@@ -1,12 +1,12 @@
 """The records of one module's analysis, as plain data: function summaries, classes and
 functions (with their analysis state).  Below the walk and the module driver
-(:mod:`.module`), which both use them."""
+(:mod:`.module`), which both use them.  Importing it does not import libcst: a warm run
+thaws stored summaries into these records without it (only :func:`function_record`, which
+reads a libcst node, needs it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Optional
-
-import libcst as cst
 
 from .values import Value, fixpoint_key
 
@@ -80,6 +80,8 @@ class FunctionRecord:
 
 def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
     """Make the record of a ``cst.FunctionDef`` or ``cst.Lambda``."""
+    import libcst as cst
+
     params_node = node.params
     plist = list(params_node.posonly_params) + list(params_node.params)
     if params_node.star_arg is not None and isinstance(params_node.star_arg, cst.Param):

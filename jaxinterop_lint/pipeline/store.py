@@ -1,7 +1,8 @@
 """The cache: a store of plain data (JSON) below every stage; it imports nothing of the engine.
 
 One file per configuration key under ``<project root>/.jaxinterop_lint_cache/``.  It maps the
-absolute path of a file to an *entry*, a dict of plain data::
+absolute path of a file to an *entry*, a dict of plain data (one line of the file each, every
+field its own JSON text, parsed only when read: :mod:`.storeformat`)::
 
     {"hash": content hash of the bytes the entry was computed from,
      "stamp": [mtime_ns, size, ctime_ns, inode] seen when those bytes were read (optional),
@@ -35,8 +36,10 @@ So only what this user wrote on this machine is believed:
 - the folder is opened without following a symlink and must be a directory; the store file
   is opened relative to it with ``O_NOFOLLOW | O_NONBLOCK`` (a link to ``/dev/zero`` or a FIFO
   is refused, never read), must be a regular file, and at most :data:`MAX_BYTES` are read;
-- the JSON is parsed only after its MAC checks, then each entry's shape is checked
-  (:func:`valid_entry`); a stale, foreign, malformed or oversized file or entry is a miss;
+- the payload is parsed only after its MAC checks, and each entry when first read, its
+  shape then checked (:func:`.storeformat.entry_of`; a field parsed later, such as a
+  summary, is checked then and is absent when wrong); a stale, foreign (another format),
+  malformed or oversized file or entry is a miss;
 - writing: nothing through a symlink, nothing outside the folder (``.gitignore`` is created
   with ``O_CREAT | O_EXCL | O_NOFOLLOW``, the store file by a temporary file in the folder
   and ``os.replace``, all relative to the folder's descriptor).
@@ -55,11 +58,12 @@ import stat
 import time
 from typing import Callable, Optional
 
+from . import storeformat as fmt
 from .storekey import _CLOEXEC, _DIRECTORY, _NOFOLLOW, _NONBLOCK, mac_of, secret_key
 
 CACHE_DIR = ".jaxinterop_lint_cache"
-FORMAT = 3
-MAGIC = b"jaxinterop-lint-cache-3 "
+FORMAT = fmt.FORMAT
+MAGIC = b"jaxinterop-lint-cache-%d " % FORMAT
 MAX_BYTES = 128 * 2**20   # a store file larger than this is not read (a miss), nor written
 STALE_TMP_S = 3600        # temporary files of a killed run older than this are removed on save
 RACY_NS = 2_000_000_000   # a file modified less than 2 s before it was read gets no stamp
@@ -90,45 +94,7 @@ def stamp_of(st: os.stat_result) -> list:
     return [st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino]
 
 
-# -- the shape of what is read -----------------------------------------------------------------
-def _str_list(v) -> bool:
-    return isinstance(v, list) and all(isinstance(x, str) for x in v)
-
-
-def _valid_field(f, name: str) -> bool:
-    if not isinstance(f, dict) or "data" not in f:
-        return False
-    deps = f.get("deps", {})
-    if deps is not None and not (isinstance(deps, dict) and all(
-            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in deps.items())):
-        return False
-    absent = f.get("absent", [])
-    if absent is not None and not _str_list(absent):
-        return False
-    if name != "result":
-        return True
-    d = f["data"]
-    return (isinstance(d, dict) and isinstance(d.get("findings"), list)
-            and all(isinstance(x, dict) and isinstance(x.get("provenance", []), list) for x in d["findings"])
-            and isinstance(d.get("handled", []), list) and isinstance(d.get("analysed", False), bool)
-            and (d.get("error") is None or (isinstance(d["error"], list) and len(d["error"]) == 3
-                                            and isinstance(d["error"][0], str)))
-            and _str_list(d.get("enabled", [])) and _str_list(d.get("ctx_in", []))
-            and isinstance(d.get("ctx_out", []), list)
-            and all(isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) for x in d.get("ctx_out", [])))
-
-
-def valid_entry(e) -> bool:
-    """Whether ``e`` has the shape of an entry (see the module's docstring): what the rest
-    of the pipeline may index without checking.  Never raises."""
-    if not isinstance(e, dict) or not isinstance(e.get("hash"), str):
-        return False
-    st = e.get("stamp")
-    if st is not None and not (isinstance(st, list) and len(st) == 4 and all(type(x) is int for x in st)):
-        return False
-    if "facts" in e and not isinstance(e["facts"], dict):
-        return False
-    return all(_valid_field(e[n], n) for n in ("result", "summary") if n in e)
+valid_entry = fmt.valid_entry   # the shape of a plain entry (see :mod:`.storeformat`)
 
 
 def _open_folder(folder: str) -> int:
@@ -161,7 +127,7 @@ class Store:
         if self.secret is None:
             self.folder = None        # no key: the cache is off for this run
         self.file = os.path.join(self.folder, self.name) if self.folder else None
-        self._checked: set = set()    # paths whose entry's shape was checked (or written here)
+        # path -> entry: the bytes of its line until it is first read (:meth:`get`)
         self.entries: dict = self._load() if self.file else {}
         self._written: dict = {}      # entries written since the last drain
         self._unsaved: dict = {}      # entries written since the last save
@@ -171,13 +137,10 @@ class Store:
         missing, foreign, stale, malformed or oversized file.  Never raises."""
         try:
             payload = self._read(folder_fd)
-            data = json.loads(payload.decode("utf-8")) if payload is not None else None
-        except (OSError, ValueError, RecursionError, MemoryError):
+            files = fmt.index(payload) if payload is not None else None
+        except (OSError, ValueError, MemoryError):
             return {}
-        files = data.get("files") if isinstance(data, dict) and data.get("format") == FORMAT else None
-        if not isinstance(files, dict):
-            return {}
-        return files       # each entry's shape is checked when it is first read (:meth:`get`)
+        return files or {}   # each entry is parsed, and its shape checked, when first read (:meth:`get`)
 
     def _read(self, folder_fd: Optional[int]) -> Optional[bytes]:
         """The payload of the store file when its MAC is this user's, else None."""
@@ -207,15 +170,17 @@ class Store:
 
     # -- reading -------------------------------------------------------------------------
     def get(self, path: str) -> Optional[dict]:
-        """The entry of ``path`` (absolute), or None; one of the wrong shape
-        (:func:`valid_entry`, checked on first use: a run reads few of the entries) is none."""
+        """The entry of ``path`` (absolute), or None.  An entry is parsed when first read,
+        its head and result then (one of the wrong shape is none: :func:`.storeformat.entry_of`),
+        its facts and summary when first used (:class:`.storeformat.Entry`)."""
         e = self.entries.get(path)
-        if e is None or path in self._checked:
+        if not isinstance(e, bytes):
             return e
-        if not valid_entry(e):
+        e = fmt.entry_of(e)
+        if e is None:
             del self.entries[path]
             return None
-        self._checked.add(path)
+        self.entries[path] = e
         return e
 
     def known_hash(self, path: str, stamp: list) -> Optional[str]:
@@ -250,12 +215,13 @@ class Store:
         entry of the same content are kept unless given (a ``result`` beside a ``summary``);
         an entry of other content is replaced."""
         old = self.get(path)
-        e = dict(old) if old is not None and old.get("hash") == digest else {"hash": digest}
-        e.update(fields)
+        if old is not None and old.get("hash") == digest:
+            e = old.with_fields(fields) if isinstance(old, fmt.Entry) else dict(old, **fields)
+        else:
+            e = dict(fields, hash=digest)
         if stamp is not None:
             e["stamp"] = stamp
         self.entries[path] = e
-        self._checked.add(path)
         self._written[path] = e
         self._unsaved[path] = e
 
@@ -268,7 +234,6 @@ class Store:
         """Take in entries drained from another store of the same key (a worker's)."""
         for path, e in entries.items():
             self.entries[path] = e
-            self._checked.add(path)
             self._unsaved[path] = e
 
     def save(self) -> None:
@@ -304,7 +269,6 @@ class Store:
                 self._write(dfd, data)
                 _remove_stale(dfd)
             self.entries = current
-            self._checked = set(self._unsaved)
             self._unsaved = {}
         except OSError:
             pass
@@ -312,7 +276,7 @@ class Store:
             os.close(dfd)
 
     def _encode(self, files: dict) -> bytes:
-        payload = json.dumps({"format": FORMAT, "files": files}, separators=(",", ":"), default=_plain).encode()
+        payload = fmt.payload(files, default=_plain)
         return MAGIC + mac_of(self.secret, self.file, payload).encode() + b"\n" + payload
 
     def _write(self, dfd: int, data: bytes) -> None:

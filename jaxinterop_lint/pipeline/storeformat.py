@@ -1,0 +1,229 @@
+"""The layout of a store file's payload (format 4): one line per entry, each field its own
+JSON text, so that a run reads only the entries, and of each entry only the fields, it uses.
+
+The payload (what the MAC of :mod:`.store` covers) is lines joined by ``\\n``::
+
+    {"format":4}
+    <JSON path>\\t<JSON head>[\\t<field name>\\t<JSON field>]...
+    ...
+
+The head holds the fields of :data:`HEAD` (``hash``, ``stamp``); every other field of the
+entry (``facts``, ``result``, ``summary``, ``plan``) follows as its name and its own JSON
+text.  ``json.dumps`` (ASCII, the default) escapes every control character, so neither a tab
+nor a newline ever occurs inside a JSON text: splitting is exact.
+
+Reading (:func:`index`) splits the lines and reads only each line's path: the entries stay
+bytes until :func:`entry_of` reads one, when the store hands it out.  Then its head and the
+fields of :data:`EAGER` are parsed and their shapes checked (a wrong shape: no entry); the
+others (a module's facts and frozen summary, most of the bytes) are parsed the first time
+they are read (:class:`Entry`), and one of the wrong shape reads as absent.  Writing
+(:func:`payload`) copies the bytes of every entry and field never read, as they were.
+
+A warm run thus parses the results and stamps of its files, not the facts and summaries of
+every module; a flake8 process parses the few entries of one file's dependencies.
+"""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+FORMAT = 4
+HEADER = b'{"format":4}'
+HEAD = ("hash", "stamp")       # parsed with every entry
+EAGER = ("result", "plan")     # parsed and checked when the entry is first read
+
+
+def dumps(value, default=None) -> bytes:
+    """``value`` as compact ASCII JSON bytes (no tab, no newline: see the module docstring)."""
+    return json.dumps(value, separators=(",", ":"), default=default).encode()
+
+
+# -- shapes --------------------------------------------------------------------------------------
+def _str_list(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _valid_result(d) -> bool:
+    return (isinstance(d, dict) and isinstance(d.get("findings"), list)
+            and all(isinstance(x, dict) and isinstance(x.get("provenance", []), list) for x in d["findings"])
+            and isinstance(d.get("handled", []), list) and isinstance(d.get("analysed", False), bool)
+            and (d.get("error") is None or (isinstance(d["error"], list) and len(d["error"]) == 3
+                                            and isinstance(d["error"][0], str)))
+            and _str_list(d.get("enabled", [])) and _str_list(d.get("ctx_in", []))
+            and isinstance(d.get("ctx_out", []), list)
+            and all(isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) for x in d.get("ctx_out", [])))
+
+
+def valid_field(f, name: str) -> bool:
+    """Whether ``f`` has the shape of the field ``name`` of an entry: ``facts`` a dict; any
+    other a dict with ``data`` and, if present, ``deps`` (``{path: hash or None}``) and
+    ``absent`` (paths); a ``result``'s data the shape of a raw result.  Never raises."""
+    if name == "facts":
+        return isinstance(f, dict)
+    if not isinstance(f, dict) or "data" not in f:
+        return False
+    deps = f.get("deps", {})
+    if deps is not None and not (isinstance(deps, dict) and all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in deps.items())):
+        return False
+    absent = f.get("absent", [])
+    if absent is not None and not _str_list(absent):
+        return False
+    return name != "result" or _valid_result(f["data"])
+
+
+def valid_head(e) -> bool:
+    """Whether ``e``'s ``hash`` and ``stamp`` have their shapes (a str; four ints or absent)."""
+    if not isinstance(e, dict) or not isinstance(e.get("hash"), str):
+        return False
+    st = e.get("stamp")
+    return st is None or (isinstance(st, list) and len(st) == 4 and all(type(x) is int for x in st))
+
+
+def valid_entry(e) -> bool:
+    """Whether the plain dict ``e`` has the shape of an entry (its head and every field
+    :func:`valid_field`).  Never raises."""
+    return valid_head(e) and all(valid_field(v, k) for k, v in e.items() if k not in HEAD)
+
+
+# -- entries read lazily -------------------------------------------------------------------------
+class Entry(dict):
+    """An entry read from a store file: a dict whose fields not yet read are kept as their
+    JSON text (``raw``: name -> bytes) and parsed, and their shape checked, on first access
+    (``e[name]``, ``e.get(name)``, ``name in e``); a field that does not parse or has the wrong
+    shape is absent.  Iterating or copying with ``dict(e)`` sees only the fields read."""
+
+    def __init__(self, fields=(), raw: Optional[dict] = None):
+        super().__init__(fields)
+        self.raw = raw if raw is not None else {}
+
+    def _take(self, name) -> bool:
+        text = self.raw.pop(name, None)
+        if text is None:
+            return False
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError, MemoryError):
+            return False
+        if not valid_field(value, name):
+            return False
+        dict.__setitem__(self, name, value)
+        return True
+
+    def __missing__(self, name):
+        if self._take(name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
+
+    def get(self, name, default=None):
+        if dict.__contains__(self, name) or self._take(name):
+            return dict.__getitem__(self, name)
+        return default
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or self._take(name)
+
+    def with_fields(self, fields: dict) -> "Entry":
+        """A copy with ``fields`` set (the other fields kept, those never read still as text)."""
+        out = Entry(dict(self), {k: v for k, v in self.raw.items() if k not in fields})
+        dict.update(out, fields)
+        return out
+
+
+def entry_of(rest: bytes) -> Optional[Entry]:
+    """The entry of one payload line after its path, or None when it has the wrong shape:
+    a head that is not :func:`valid_head`, a field name that is not an identifier or comes
+    twice, a field of :data:`EAGER` that does not parse or is not :func:`valid_field`."""
+    parts = rest.split(b"\t")
+    if len(parts) % 2 != 1:
+        return None
+    try:
+        head = json.loads(parts[0])
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(head, dict) or not set(head) <= set(HEAD) or not valid_head(head):
+        return None
+    raw = {}
+    for i in range(1, len(parts), 2):
+        try:
+            name = parts[i].decode("ascii")
+        except UnicodeDecodeError:
+            return None
+        if not name.isidentifier() or name in HEAD or name in raw:
+            return None
+        raw[name] = parts[i + 1]
+    e = Entry(head, raw)
+    for name in EAGER:
+        if name in raw and not e._take(name):
+            return None
+    return e
+
+
+def _path_of(text: bytes) -> Optional[str]:
+    if len(text) >= 2 and text[:1] == b'"' and text[-1:] == b'"' and b"\\" not in text \
+            and b'"' not in text[1:-1]:
+        try:
+            return text[1:-1].decode("ascii")   # what json.dumps writes for a plain ASCII path
+        except UnicodeDecodeError:
+            return None
+    try:
+        path = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return path if isinstance(path, str) else None
+
+
+def index(payload: bytes) -> Optional[dict]:
+    """``{path: the rest of its line (bytes)}`` of a payload, None when it is not one of
+    this format (a line without a path is skipped: that entry is a miss)."""
+    lines = payload.split(b"\n")
+    if lines[0] != HEADER:
+        return None
+    out = {}
+    for line in lines[1:]:
+        text, tab, rest = line.partition(b"\t")
+        path = _path_of(text) if tab else None
+        if path is not None:
+            out[path] = rest
+    return out
+
+
+def line_of(path: str, e, default=None) -> bytes:
+    """The payload line of entry ``e`` of ``path``: the bytes of an entry never read
+    (``e`` bytes, from :func:`index`), else its head, the fields read and the text of those
+    never read.  ``default`` turns objects JSON cannot hold into plain data; raises
+    TypeError or ValueError for what it cannot."""
+    if isinstance(e, bytes):
+        return dumps(path) + b"\t" + e
+    parts = [dumps(path), dumps({k: dict.__getitem__(e, k) for k in HEAD if dict.__contains__(e, k)})]
+    for name, value in dict.items(e):
+        if name not in HEAD:
+            if not name.isidentifier():
+                raise ValueError(f"not a field name: {name!r}")
+            parts += [name.encode(), dumps(value, default)]
+    for name, text in getattr(e, "raw", {}).items():
+        if not dict.__contains__(e, name):
+            parts += [name.encode(), text]
+    return b"\t".join(parts)
+
+
+def payload(files: dict, default=None) -> bytes:
+    """The payload of ``{path: entry}`` (entries from :func:`index`, :func:`entry_of` or
+    plain dicts)."""
+    return b"\n".join([HEADER, *(line_of(p, e, default) for p, e in files.items())])
+
+
+def decode(data: bytes) -> Optional[dict]:
+    """Every entry of a payload as a plain dict (every field parsed), None when the payload
+    is not of this format; entries of the wrong shape are left out (for tools and tests)."""
+    found = index(data)
+    if found is None:
+        return None
+    out = {}
+    for path, rest in found.items():
+        e = entry_of(rest)
+        if e is not None:
+            for name in list(e.raw):
+                e.get(name)
+            out[path] = dict(e)
+    return out

@@ -1,0 +1,196 @@
+"""Issue 16, the warm path: the store (format 4) parses only the entries, and of each entry only
+the fields, a run reads; what was never read is written back byte for byte; a warm run and a
+flake8 run on a cached file import neither libcst nor the analysis walk, and report what a cold
+run reports."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_cli
+from test_cache_trust import key_dir  # noqa: F401  (the fixture: a fresh per-user key folder)
+from jaxinterop_lint.pipeline import storekey as sk
+from jaxinterop_lint.pipeline import storeformat as fmt
+from jaxinterop_lint.pipeline.store import CACHE_DIR, MAGIC, Store
+
+RESULT = {"data": {"findings": [], "handled": [], "error": None, "analysed": True}, "deps": {}, "absent": []}
+SUMMARY = {"data": {"globals": {}, "records": {}}, "deps": {"/p/b.py": "hb"}, "absent": []}
+FACTS = {"v": 1, "imports": [["torch", None]], "sink": True}
+
+
+def signed(path, payload: bytes) -> None:
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(MAGIC + sk.mac_of(sk.secret_key(), str(path), payload).encode() + b"\n" + payload)
+
+
+def test_fields_are_parsed_when_first_read_and_round_trip(key_dir, tmp_path):
+    s = Store(str(tmp_path), "k")
+    s.put("/p/a.py", "ha", [1, 2, 3, 4], facts=FACTS, result=RESULT, summary=SUMMARY)
+    s.save()
+    t = Store(str(tmp_path), "k")
+    assert isinstance(t.entries["/p/a.py"], bytes)          # nothing parsed before it is asked for
+    e = t.get("/p/a.py")
+    assert dict.__contains__(e, "result") and not dict.__contains__(e, "summary")   # result eager, summary lazy
+    assert e["hash"] == "ha" and e["stamp"] == [1, 2, 3, 4] and e.get("result") == RESULT
+    assert "summary" in e and e["summary"] == SUMMARY and e.get("facts") == FACTS
+    assert Store.field(e, "summary", "ha", {"/p/b.py": "hb"}.get) == SUMMARY["data"]
+
+
+def test_what_was_never_read_is_written_back_as_it_was(key_dir, tmp_path):
+    s = Store(str(tmp_path), "k")
+    s.put("/p/a.py", "ha", facts=FACTS, summary=SUMMARY)
+    s.put("/p/b.py", "hb", facts=FACTS)
+    s.save()
+    [f] = (tmp_path / CACHE_DIR).glob("*.json")
+    line_b = [x for x in f.read_bytes().split(b"\n") if x.startswith(b'"/p/b.py"')]
+    t = Store(str(tmp_path), "k")
+    t.put("/p/a.py", "ha", result=RESULT)                   # a result beside the stored summary
+    t.save()
+    assert [x for x in f.read_bytes().split(b"\n") if x.startswith(b'"/p/b.py"')] == line_b
+    e = Store(str(tmp_path), "k").get("/p/a.py")
+    assert e["summary"] == SUMMARY and e["facts"] == FACTS and e["result"] == RESULT
+    t.put("/p/a.py", "other", result=RESULT)                # other content: the old fields go
+    t.save()
+    e = Store(str(tmp_path), "k").get("/p/a.py")
+    assert e["hash"] == "other" and e.get("summary") is None and "facts" not in e
+
+
+@pytest.mark.parametrize("path", ["/p/tab\there.py", "/p/new\nline.py", '/p/quo"te.py', "/p/ü.py",
+                                  "/p/back\\slash.py"])
+def test_any_path_round_trips(key_dir, tmp_path, path):
+    s = Store(str(tmp_path), "k")
+    s.put(path, "h", result=RESULT)
+    s.put("/p/plain.py", "h2", result=RESULT)
+    s.save()
+    t = Store(str(tmp_path), "k")
+    assert t.get(path)["result"] == RESULT and t.get("/p/plain.py")["hash"] == "h2"
+
+
+def line(path, head, *fields) -> bytes:
+    return b"\t".join([fmt.dumps(path), fmt.dumps(head), *fields])
+
+
+def test_a_truncated_or_misshapen_line_is_no_entry_and_costs_only_itself(key_dir, tmp_path):
+    good = line("/p/ok.py", {"hash": "h"}, b"result", fmt.dumps(RESULT))
+    bad = [line("/p/cut.py", {"hash": "h"}, b"result", fmt.dumps(RESULT)[:-3]),     # truncated result
+           line("/p/odd.py", {"hash": "h"}, b"result"),                              # a name without a field
+           line("/p/head.py", {"hash": "h", "result": RESULT}),                      # a field in the head
+           line("/p/twice.py", {"hash": "h"}, b"result", fmt.dumps(RESULT), b"result", fmt.dumps(RESULT)),
+           line("/p/name.py", {"hash": "h"}, b"not a name", b"{}"),
+           line("/p/plan.py", {"hash": "h"}, b"plan", b'{"data":true,"deps":{"a":1}}'),   # a bad eager field
+           b'"/p/nohead.py"', b"garbage\tline"]
+    payload = b"\n".join([fmt.HEADER, *bad, good, b'"/p/cut-head.py"\t{"hash":"h'])
+    signed(tmp_path / CACHE_DIR / "k.json", payload)
+    s = Store(str(tmp_path), "k")
+    for p in ["/p/cut.py", "/p/odd.py", "/p/head.py", "/p/twice.py", "/p/name.py", "/p/plan.py",
+              "/p/nohead.py", "/p/cut-head.py"]:
+        assert s.get(p) is None, p
+    assert s.get("/p/ok.py")["result"] == RESULT
+
+
+def test_a_lazy_field_that_is_cut_or_misshapen_reads_as_absent(key_dir, tmp_path):
+    payload = b"\n".join([fmt.HEADER,
+                          line("/p/a.py", {"hash": "h"}, b"summary", fmt.dumps(SUMMARY)[:-1], b"facts", b"[1]"),
+                          line("/p/b.py", {"hash": "h"}, b"summary", b'{"data":1,"deps":{"x":2}}', b"facts",
+                               b"[" * 100_000)])
+    signed(tmp_path / CACHE_DIR / "k.json", payload)
+    s = Store(str(tmp_path), "k")
+    for p in ("/p/a.py", "/p/b.py"):
+        e = s.get(p)
+        assert e.get("summary") is None and "facts" not in e and Store.field(e, "summary", "h", str) is None
+
+
+def test_another_format_is_not_read(key_dir, tmp_path):
+    entry = {"hash": "h", "result": RESULT}
+    signed(tmp_path / CACHE_DIR / "k.json", json.dumps({"format": 3, "files": {"/p/a.py": entry}}).encode())
+    assert Store(str(tmp_path), "k").entries == {}
+    signed(tmp_path / CACHE_DIR / "k.json", b'{"format":3}\n' + line("/p/a.py", {"hash": "h"}))
+    assert Store(str(tmp_path), "k").entries == {}
+
+
+# -- through the command line and flake8 -------------------------------------------------------------
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/shard.py": "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+                    "def sharded(x, mesh):\n    return jax.device_put(x, NamedSharding(mesh, P('x')))\n",
+    "pkg/bridge.py": "import torch\n\n\ndef to_torch(a):\n    return torch.from_dlpack(a)\n",
+    "pkg/use.py": "from pkg.shard import sharded\nfrom pkg.bridge import to_torch\n\n\n"
+                  "def main(x, mesh):\n    return to_torch(sharded(x, mesh))\n",
+    "pkg/direct.py": "import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+                     "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n",
+    "pkg/other.py": "import torch\n\n\ndef f(t):\n    return torch.as_tensor(t)\n",
+}
+
+IN_PROCESS = """\
+import sys
+{body}
+heavy = sorted(m for m in sys.modules if m == "libcst" or m.startswith("libcst.")
+               or m.startswith("jaxinterop_lint.analysis.") and m.rsplit(".", 1)[1] in ("module", "flow", "expr"))
+print("HEAVY", heavy, file=sys.stderr)
+"""
+CLI = """\
+from jaxinterop_lint.cli import main
+try:
+    main(["--output-format", "concise", "."])
+except SystemExit:
+    pass
+"""
+FLAKE8 = """\
+from flake8.main.cli import main
+try:
+    main(["--select=JXI", "-j", "1", {file!r}])
+except SystemExit:
+    pass
+"""
+
+
+def project(tmp_path):
+    root = tmp_path / "proj"
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    old = 1_600_000_000
+    for name in FILES:
+        os.utime(root / name, (old, old))    # old enough for their stat stamps to be stored
+    return root
+
+
+def in_process(script: str, cwd, key_dir):
+    r = subprocess.run([sys.executable, "-c", IN_PROCESS.format(body=script)], cwd=cwd, capture_output=True,
+                       text=True, timeout=300, env={**os.environ, sk.KEY_ENV: str(key_dir)})
+    heavy = [x for x in r.stderr.splitlines() if x.startswith("HEAVY ")]
+    assert heavy, r.stderr
+    return r.stdout, heavy[-1]
+
+
+def findings(out: str) -> list:
+    return sorted(x for x in out.splitlines() if ": JXI" in x)
+
+
+def test_a_warm_run_imports_no_libcst_and_reports_the_same(key_dir, tmp_path):
+    root = project(tmp_path)
+    cold, heavy_cold = in_process(CLI, root, key_dir)
+    assert findings(cold) and "libcst" in heavy_cold       # the cold run parsed
+    warm, heavy = in_process(CLI, root, key_dir)
+    assert findings(warm) == findings(cold)
+    assert heavy == "HEAVY []", heavy
+    nocache = run_cli("--no-cache", ".", cwd=root, env={sk.KEY_ENV: str(key_dir)})
+    assert findings(nocache.stdout) == findings(cold)
+
+
+@pytest.mark.parametrize("name", ["pkg/direct.py", "pkg/bridge.py", "pkg/other.py"])
+def test_flake8_on_a_file_the_cli_cached_imports_no_libcst_and_reports_the_same(key_dir, tmp_path, name):
+    root = project(tmp_path)
+    assert run_cli(".", cwd=root, env={sk.KEY_ENV: str(key_dir)}).returncode == 1
+    out, heavy = in_process(FLAKE8.format(file=name), root, key_dir)
+    assert heavy == "HEAVY []", heavy
+    cold = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "-j", "1", name], cwd=root,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, sk.KEY_ENV: str(tmp_path / "other-keys")})   # no cache of its own
+    assert sorted(out.splitlines()) == sorted(cold.stdout.splitlines())
+    assert bool(out.strip()) == (name == "pkg/direct.py"), out   # bridge.py's finding needs use.py reported
