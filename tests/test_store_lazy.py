@@ -194,3 +194,20 @@ def test_flake8_on_a_file_the_cli_cached_imports_no_libcst_and_reports_the_same(
                           env={**os.environ, sk.KEY_ENV: str(tmp_path / "other-keys")})   # no cache of its own
     assert sorted(out.splitlines()) == sorted(cold.stdout.splitlines())
     assert bool(out.strip()) == (name == "pkg/direct.py"), out   # bridge.py's finding needs use.py reported
+
+
+def test_the_module_index_climbs_once_per_folder_and_names_every_package(tmp_path):
+    from jaxinterop_lint.pipeline.modules import ModuleIndex
+
+    for name in ["a/pkg/__init__.py", "a/pkg/m.py", "a/pkg/sub/__init__.py", "a/pkg/sub/n.py",
+                 "b/tools/other/__init__.py", "b/tools/other/o.py", "loose/x.py"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    index = ModuleIndex(str(tmp_path))
+    for name in ["a/pkg/m.py", "a/pkg/__init__.py", "a/pkg/sub/n.py", "b/tools/other/o.py", "loose/x.py",
+                 "a/pkg/m.py"]:
+        index.add_file(str(tmp_path / name))
+    assert index.roots == [str(tmp_path), str(tmp_path / "a"), str(tmp_path / "b" / "tools")]
+    assert index.module_name(str(tmp_path / "a/pkg/sub/n.py")) == "pkg.sub.n"
+    assert index.module_name(str(tmp_path / "b/tools/other/o.py")) == "other.o"
+    assert index.find_module("other") == str(tmp_path / "b/tools/other/__init__.py")

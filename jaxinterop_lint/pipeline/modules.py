@@ -93,11 +93,15 @@ class ModuleIndex:
         self._tops: Optional[frozenset] = None
         self._paths: dict = {}
         self._names: dict = {}
+        self._folders: set = set()      # folders whose files were added (one climb each)
 
     def add_file(self, path: str) -> None:
         """Make the packages around ``path`` importable by their Python names."""
         full = os.path.abspath(path)
         folder = os.path.dirname(full)
+        if folder in self._folders:
+            return
+        self._folders.add(folder)
         if not os.path.isfile(os.path.join(folder, "__init__.py")):
             return
         top = package_top(full)

@@ -103,10 +103,12 @@ def _open_folder(folder: str) -> int:
     return os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
 
 
-def _read_capped(fd: int, cap: int) -> Optional[bytes]:
+def _read_capped(fd: int, cap: int, size_hint: int = 0) -> Optional[bytes]:
+    """At most ``cap`` bytes of ``fd`` (None when there are more): one read of
+    ``size_hint + 1`` bytes when the file did not grow since its ``fstat``."""
     chunks, size = [], 0
     while size <= cap:
-        chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+        chunk = os.read(fd, min(max(size_hint + 1 - size, 1 << 20), cap + 1 - size))
         if not chunk:
             break
         chunks.append(chunk)
@@ -136,14 +138,15 @@ class Store:
         """The valid entries of the store file (see the module's docstring); ``{}`` for a
         missing, foreign, stale, malformed or oversized file.  Never raises."""
         try:
-            payload = self._read(folder_fd)
-            files = fmt.index(payload) if payload is not None else None
+            data = self._read(folder_fd)
+            files = fmt.index(data, skip=1) if data is not None else None
         except (OSError, ValueError, MemoryError):
             return {}
         return files or {}   # each entry is parsed, and its shape checked, when first read (:meth:`get`)
 
     def _read(self, folder_fd: Optional[int]) -> Optional[bytes]:
-        """The payload of the store file when its MAC is this user's, else None."""
+        """The bytes of the store file when the MAC of its payload (all after the first
+        line) is this user's, else None."""
         own = folder_fd is None
         dfd = _open_folder(self.folder) if own else folder_fd
         try:
@@ -155,7 +158,7 @@ class Store:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
                 return None
-            data = _read_capped(fd, MAX_BYTES)
+            data = _read_capped(fd, MAX_BYTES, st.st_size)
         finally:
             os.close(fd)
         if data is None or not data.startswith(MAGIC):
@@ -163,10 +166,10 @@ class Store:
         end = data.find(b"\n", 0, len(MAGIC) + 80)
         if end < 0:
             return None
-        mac, payload = data[len(MAGIC):end], data[end + 1:]
+        mac, payload = data[len(MAGIC):end], memoryview(data)[end + 1:]   # no copy of the payload
         if not hmac.compare_digest(mac, mac_of(self.secret, self.file, payload).encode()):
             return None
-        return payload
+        return data
 
     # -- reading -------------------------------------------------------------------------
     def get(self, path: str) -> Optional[dict]:

@@ -173,14 +173,15 @@ def _path_of(text: bytes) -> Optional[str]:
     return path if isinstance(path, str) else None
 
 
-def index(payload: bytes) -> Optional[dict]:
-    """``{path: the rest of its line (bytes)}`` of a payload, None when it is not one of
-    this format (a line without a path is skipped: that entry is a miss)."""
+def index(payload: bytes, skip: int = 0) -> Optional[dict]:
+    """``{path: the rest of its line (bytes)}`` of a payload (after its first ``skip``
+    lines: the store file's MAC line), None when it is not one of this format (a line
+    without a path is skipped: that entry is a miss)."""
     lines = payload.split(b"\n")
-    if lines[0] != HEADER:
+    if len(lines) <= skip or lines[skip] != HEADER:
         return None
     out = {}
-    for line in lines[1:]:
+    for line in lines[skip + 1:]:
         text, tab, rest = line.partition(b"\t")
         path = _path_of(text) if tab else None
         if path is not None:
