@@ -211,3 +211,49 @@ def test_the_module_index_climbs_once_per_folder_and_names_every_package(tmp_pat
     assert index.module_name(str(tmp_path / "a/pkg/sub/n.py")) == "pkg.sub.n"
     assert index.module_name(str(tmp_path / "b/tools/other/o.py")) == "other.o"
     assert index.find_module("other") == str(tmp_path / "b/tools/other/__init__.py")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rule is the Linux one")
+@pytest.mark.parametrize("xdg", [None, "", "   ", "/elsewhere/cache"])
+def test_the_key_folder_is_platformdirs_user_cache_folder_without_importing_it(monkeypatch, xdg):
+    import platformdirs
+
+    monkeypatch.delenv(sk.KEY_ENV, raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert sk.key_folder() == platformdirs.user_cache_dir("jaxinterop-lint", appauthor=False)
+    r = subprocess.run([sys.executable, "-c", "import sys; from jaxinterop_lint.pipeline import storekey as k; "
+                        "k.key_folder(); print(sorted(m for m in ('platformdirs', 'secrets', 'tempfile') "
+                        "if m in sys.modules))"], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_the_package_digest_follows_every_source_file_and_nothing_else(tmp_path):
+    import shutil
+
+    from conftest import ROOT
+
+    shutil.copytree(ROOT / "jaxinterop_lint", tmp_path / "jaxinterop_lint",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+
+    def digest():
+        r = subprocess.run([sys.executable, "-c", "from jaxinterop_lint.pipeline.run import package_digest; "
+                            "print(package_digest())"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    first = digest()
+    assert digest() == first
+    (tmp_path / "jaxinterop_lint" / "pipeline" / "__pycache__").mkdir(exist_ok=True)
+    (tmp_path / "jaxinterop_lint" / "pipeline" / "__pycache__" / "x.py").write_text("")
+    (tmp_path / "jaxinterop_lint" / "notes.txt").write_text("not a source")
+    assert digest() == first
+    with open(tmp_path / "jaxinterop_lint" / "knowledge" / "apis.py", "a") as f:
+        f.write("# an edit\n")
+    second = digest()
+    assert second != first
+    (tmp_path / "jaxinterop_lint" / "fix" / "new_module.py").write_text("")
+    assert digest() not in (first, second)

@@ -418,7 +418,8 @@ class Plan:
         self.reader = reader
         self.index = index
         self.store = store
-        self.words = words_for(config)
+        self._config = config
+        self._words: Optional[Words] = None
         self.enabled = frozenset(enabled)
         self.reported = set(reported)
         self.reported_under: list = []   # folders whose files are all reported (flake8's paths)
@@ -433,6 +434,14 @@ class Plan:
         self._absent: dict = {}
         self._too_many: set = set()
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
+
+    @property
+    def words(self) -> Words:
+        """The word lists of the configuration (:func:`words_for`), built on first use: a
+        run whose results are all cached reads no text."""
+        if self._words is None:
+            self._words = words_for(self._config)
+        return self._words
 
     def is_reported(self, path: str) -> bool:
         """Whether the file ``path`` (absolute) is among the reported files."""

@@ -52,13 +52,19 @@ def package_digest() -> str:
         import hashlib
 
         h = hashlib.blake2b(digest_size=16)
-        top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for folder, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    st = os.stat(os.path.join(folder, name))
-                    h.update(f"{os.path.relpath(os.path.join(folder, name), top)}:{st.st_size}:{st.st_mtime_ns};".encode())
+        todo = [("", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
+        while todo:        # depth first, names sorted (one scandir per folder)
+            rel, folder = todo.pop()
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+            subs = []
+            for e in entries:
+                if e.name.endswith(".py") and e.is_file():
+                    st = e.stat()
+                    h.update(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+                elif e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                    subs.append((f"{rel}{e.name}{os.sep}", e.path))
+            todo.extend(reversed(subs))
         _DIGEST.append(h.hexdigest())
     return _DIGEST[0]
 
@@ -100,14 +106,13 @@ class Session:
     ``use_cache`` reads and writes the store under the root; ``reported`` is the set of
     absolute paths reported (findings in other files are never made)."""
 
-    def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=()):
+    def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=(), key: Optional[str] = None):
         self.root = os.path.abspath(root) if root else None
         self.config = config
-        self.store = Store(self.root if (use_cache and self.root) else None, store_key(config))
+        self.store = Store(self.root if (use_cache and self.root) else None, key or store_key(config))
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
         self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
-        self.words = words_for(config)
         self.errors: dict = {}
         self.analysed: list = []
         self._project = None
@@ -117,6 +122,11 @@ class Session:
         self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
         self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
         self._epochs: dict = {}
+
+    @property
+    def words(self):
+        """The word lists of the configuration (built on first use: a cached result needs none)."""
+        return self.plan.words
 
     @property
     def project(self):
@@ -590,7 +600,7 @@ def shared_project(path: str, config, reported=None) -> Session:
     if session is None:
         # A real project (a marker at its root) shares the command line's cache; a bare
         # folder gets none written into it by an editor or a fixer.
-        session = _SHARED[key] = Session(root, config, use_cache=has_marker(root))
+        session = _SHARED[key] = Session(root, config, use_cache=has_marker(root), key=held[0])
         _save_at_exit(session)
     if reported:
         session.plan.reported_under = sorted({os.path.abspath(p) for p in reported})

@@ -53,7 +53,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import stat
 import time
 from typing import Callable, Optional
@@ -283,7 +282,7 @@ class Store:
         return MAGIC + mac_of(self.secret, self.file, payload).encode() + b"\n" + payload
 
     def _write(self, dfd: int, data: bytes) -> None:
-        tmp = f".tmp-{os.getpid()}-{secrets.token_hex(6)}.json"
+        tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}.json"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dfd)
         try:
             try:
