@@ -403,6 +403,21 @@ def _split(data: bytes) -> bytes:
     return data[data.index(b"\n") + 1:] if not data.startswith(b"{") else data
 
 
+def _files_of(data: bytes) -> dict:
+    """The entries of a store file, every field parsed (the store's own layout,
+    :mod:`jaxinterop_lint.pipeline.storeformat`)."""
+    from jaxinterop_lint.pipeline import storeformat
+
+    return storeformat.decode(_split(data)) or {}
+
+
+def _payload_of(files: dict) -> bytes:
+    """A payload of ``{path: entry}`` in the store's own layout."""
+    from jaxinterop_lint.pipeline import storeformat
+
+    return storeformat.payload(files)
+
+
 for _target in ("/dev/zero", "/dev/urandom", "FIFO"):
     def _device(work: Path, target=_target):
         repo = project(work / "repo", {"a.py": FINDING})
@@ -446,11 +461,11 @@ def _(work: Path):
     repo = project(work / "repo", {"a.py": FINDING})
     cached(repo, work / "attacker", ".")              # the attacker's own run, at the path CI uses
     f = store_file(repo)
-    doc = json.loads(_split(f.read_bytes()))
-    for e in doc["files"].values():
+    files = _files_of(f.read_bytes())
+    for e in files.values():
         if "result" in e:
             e["result"]["data"].update(findings=[], handled=[], error=None, analysed=True)
-    forged = _sign(f, json.dumps(doc).encode(), work / "attacker")
+    forged = _sign(f, _payload_of(files), work / "attacker")
     f.write_bytes(forged)
     own = cached(repo, work / "attacker", ".")        # the forgery works where its key is
     r = cached(repo, work / "ci", ".")                 # a fresh clone in CI: another key
@@ -472,7 +487,9 @@ def _(work: Path):
     cached(repo, keys, ".")
     f = store_file(repo)
     path = str(repo / "a.py")
-    shapes = {"[]": b"[]", "string entry": json.dumps({"format": 3, "files": {path: "x"}}).encode(),
+    from jaxinterop_lint.pipeline import storeformat
+
+    shapes = {"[]": b"[]", "string entry": b"\n".join([storeformat.HEADER, storeformat.dumps(path) + b'\t"x"']),
               "100k nesting": b"[" * 100_000 + b"]" * 100_000}
     seen = []
     for name, payload in shapes.items():

@@ -33,6 +33,16 @@ HEAD = ("hash", "stamp")       # parsed with every entry
 EAGER = ("result", "plan")     # parsed and checked when the entry is first read
 
 
+_DECODE = json.JSONDecoder().decode
+
+
+def loads(text: bytes):
+    """The value of one JSON text of a payload (``json.loads`` without its guessing of the
+    encoding: what :func:`dumps` writes is ASCII).  Raises ValueError (a
+    UnicodeDecodeError too), RecursionError."""
+    return _DECODE(text.decode())
+
+
 def dumps(value, default=None) -> bytes:
     """``value`` as compact ASCII JSON bytes (no tab, no newline: see the module docstring)."""
     return json.dumps(value, separators=(",", ":"), default=default).encode()
@@ -102,7 +112,7 @@ class Entry(dict):
         if text is None:
             return False
         try:
-            value = json.loads(text)
+            value = loads(text)
         except (ValueError, RecursionError, MemoryError):
             return False
         if not valid_field(value, name):
@@ -138,7 +148,7 @@ def entry_of(rest: bytes) -> Optional[Entry]:
     if len(parts) % 2 != 1:
         return None
     try:
-        head = json.loads(parts[0])
+        head = loads(parts[0])
     except (ValueError, RecursionError, MemoryError):
         return None
     if not isinstance(head, dict) or not set(head) <= set(HEAD) or not valid_head(head):
@@ -167,7 +177,7 @@ def _path_of(text: bytes) -> Optional[str]:
         except UnicodeDecodeError:
             return None
     try:
-        path = json.loads(text)
+        path = loads(text)
     except (ValueError, RecursionError):
         return None
     return path if isinstance(path, str) else None
