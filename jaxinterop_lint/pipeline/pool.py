@@ -10,8 +10,6 @@ are then linted one process per file.
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
-import multiprocessing
 import os
 
 _SESSION = None   # the session the workers serve (inherited through fork)
@@ -61,6 +59,9 @@ def analyse_files(session, paths: list, jobs: int) -> dict:
     sizes = {p: _size(p) for p in paths}
     if not uses_workers(paths, jobs, sizes):
         return {p: lint_one(session, p) for p in paths}
+    import concurrent.futures as cf   # here: a run without workers (one small file) never imports them
+    import multiprocessing
+
     global _SESSION
     _SESSION = session
     by_size = sorted(paths, key=sizes.get, reverse=True)

@@ -257,3 +257,12 @@ def test_the_package_digest_follows_every_source_file_and_nothing_else(tmp_path)
     assert second != first
     (tmp_path / "jaxinterop_lint" / "fix" / "new_module.py").write_text("")
     assert digest() not in (first, second)
+
+
+def test_a_lint_of_one_small_file_starts_no_pool_machinery(tmp_path):
+    (tmp_path / "small.py").write_text("import torch\n\ndef f(x):\n    return torch.from_dlpack(x)\n")
+    script = ("import sys\nfrom jaxinterop_lint.cli import main\ntry:\n    main(['--no-cache', 'small.py'])\n"
+              "except SystemExit:\n    pass\nprint('POOL', sorted(m for m in ('multiprocessing', 'concurrent.futures', "
+              "'libcst') if m in sys.modules), file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "POOL []" in r.stderr, r.stderr
