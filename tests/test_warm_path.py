@@ -266,3 +266,16 @@ def test_a_lint_of_one_small_file_starts_no_pool_machinery(tmp_path):
               "'libcst') if m in sys.modules), file=sys.stderr)\n")
     r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "POOL []" in r.stderr, r.stderr
+
+
+def test_discovery_excludes_by_name_relative_path_and_absolute_path(tmp_path, monkeypatch):
+    from jaxinterop_lint.pipeline.discover import discover
+
+    for name in ["pkg/a.py", "pkg/gen/b.py", "pkg/skip_me.py", "other/c.py", "other/deep/d.py"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    found = list(discover(["."], extend_exclude=[str(tmp_path / "pkg" / "gen"), "skip_*.py", "other/deep"]))
+    assert found == [os.path.join("other", "c.py"), os.path.join("pkg", "a.py")]
+    monkeypatch.chdir(tmp_path / "pkg")
+    assert list(discover(["."], extend_exclude=[str(tmp_path / "pkg" / "gen")])) == ["a.py", "skip_me.py"]

@@ -31,7 +31,10 @@ def _matcher(patterns: tuple):
     return re.compile("|".join(parts)) if parts else None
 
 
-def _excluded(path: str, patterns: Iterable[str]) -> bool:
+def _excluded(path: str, patterns: Iterable[str], cwd: Optional[str] = None) -> bool:
+    """Whether ``path`` (relative to ``cwd``, default the current folder: one ``getcwd`` per
+    walk instead of one per file) matches one of ``patterns`` by its name, its path or its
+    absolute path."""
     matcher = _matcher(tuple(patterns))
     if matcher is None:
         return False
@@ -39,7 +42,8 @@ def _excluded(path: str, patterns: Iterable[str]) -> bool:
     if matcher.match(name):
         return True
     norm = os.path.normpath(path)
-    return bool(matcher.match(norm) or matcher.match(os.path.abspath(path)))
+    full = os.path.abspath(path) if cwd is None else os.path.normpath(os.path.join(cwd, path))
+    return bool(matcher.match(norm) or matcher.match(full))
 
 
 def git_top(folder: str) -> Optional[str]:
@@ -123,6 +127,7 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
     loop or a broken link is then an error for that file).
     """
     patterns = tuple(exclude) + tuple(extend_exclude)
+    cwd = os.getcwd()
     for top in paths:
         if not os.path.isdir(top):
             yield top
@@ -138,7 +143,7 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
             kept = []
             for d in sorted(dirs):
                 full = os.path.join(folder, d)
-                if _excluded(full, patterns) or os.path.exists(os.path.join(full, "pyvenv.cfg")):
+                if _excluded(full, patterns, cwd) or os.path.exists(os.path.join(full, "pyvenv.cfg")):
                     continue
                 if ign is not None:
                     if ign.specs and ign.ignored(full, True):
@@ -150,6 +155,6 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
                 if not f.endswith(".py"):
                     continue
                 full = os.path.join(folder, f)
-                if _excluded(full, patterns) or (ign is not None and ign.specs and ign.ignored(full, False)):
+                if _excluded(full, patterns, cwd) or (ign is not None and ign.specs and ign.ignored(full, False)):
                     continue
                 yield full[2:] if start == "." and full.startswith("./") else full
