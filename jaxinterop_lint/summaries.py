@@ -17,6 +17,7 @@ from .analysis import values as V
 from .analysis.events import ExportEffect, SinkEvent
 from .analysis.records import ClassRecord, Summary
 from .knowledge.apis import Sink
+from .lazydict import LazyDict
 
 _KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,
          V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE, V.INSTANCE, V.MESH}
@@ -35,7 +36,7 @@ class FrozenModule:
     real :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis` has them."""
 
     display_path: str
-    globals: dict = field(default_factory=dict)
+    globals: dict = field(default_factory=dict, repr=False)   # (its values name the module: no loop)
     depends_on: set = field(default_factory=set)
     names: tuple = ()
     functions: tuple = ()
@@ -311,10 +312,73 @@ def _deps(items) -> frozenset:
     return frozenset((d, ()) if isinstance(d, int) else (d[0], tuple(d[1])) for d in items)
 
 
+class LazyGlobals(LazyDict):
+    """A frozen module's module-level names, each value thawed when first read (a warm run
+    asks a cached module for its exporting names, an analysis for the few names it imports:
+    thawing every value of a large module up front was most of a warm run on torchrl).  One
+    :class:`Thawer` serves every name, so shared records and classes stay shared, whatever
+    the order of the reads.  A value whose data cannot be thawed reads as absent (an unknown
+    name), as a summary that cannot be thawed at all is no summary."""
+
+    def __init__(self, raw: dict, thawer: Thawer):
+        super().__init__()
+        self._raw = dict(raw)
+        self._thaw = thawer.value
+
+    def _take(self, name) -> bool:
+        if name not in self._raw:
+            return False
+        d = self._raw.pop(name)
+        try:
+            value = self._thaw(d)
+        except Exception:  # malformed data: no value
+            return False
+        dict.__setitem__(self, name, value)
+        return True
+
+    def _all(self) -> None:
+        for name in list(self._raw):
+            self._take(name)
+
+    def __len__(self) -> int:
+        self._all()
+        return dict.__len__(self)
+
+    def __iter__(self):
+        self._all()
+        return dict.__iter__(self)
+
+    def __eq__(self, other) -> bool:
+        self._all()
+        return dict.__eq__(self, other)
+
+    __hash__ = None
+
+    def keys(self):
+        self._all()
+        return dict.keys(self)
+
+    def values(self):
+        self._all()
+        return dict.values(self)
+
+    def items(self):
+        self._all()
+        return dict.items(self)
+
+    def copy(self) -> dict:
+        self._all()
+        return dict(dict.items(self))
+
+
 def thaw(data: dict, display_path: str, depends_on=()) -> FrozenModule:
-    """A :class:`FrozenModule` from :func:`freeze`'s data."""
+    """A :class:`FrozenModule` from :func:`freeze`'s data (its globals thawed as they are
+    read: :class:`LazyGlobals`).  Raises KeyError, TypeError ... for data of the wrong shape."""
     module = FrozenModule(display_path=display_path, depends_on=set(depends_on),
                           names=tuple(data.get("exporting", ())))
     th = Thawer(data, module)
-    module.globals = {n: th.value(v) for n, v in data["globals"].items()}
+    if not isinstance(data["globals"], dict) or not isinstance(data.get("records", {}), dict) \
+            or not isinstance(data.get("classes", {}), dict):
+        raise TypeError("not a frozen module")
+    module.globals = LazyGlobals(data["globals"], th)
     return module

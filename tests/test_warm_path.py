@@ -279,3 +279,39 @@ def test_discovery_excludes_by_name_relative_path_and_absolute_path(tmp_path, mo
     assert found == [os.path.join("other", "c.py"), os.path.join("pkg", "a.py")]
     monkeypatch.chdir(tmp_path / "pkg")
     assert list(discover(["."], extend_exclude=[str(tmp_path / "pkg" / "gen")])) == ["a.py", "skip_me.py"]
+
+
+def test_a_frozen_modules_globals_thaw_when_read_the_same_in_any_order(tmp_path):
+    from jaxinterop_lint import Config
+    from jaxinterop_lint.pipeline.run import Session
+    from jaxinterop_lint.summaries import freeze, thaw
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg" / "shard.py").write_text(
+        "import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+        "def sharded(x, mesh):\n    return jax.device_put(x, NamedSharding(mesh, P('x')))\n\n\n"
+        "def to_torch(a):\n    return torch.from_dlpack(a)\n\n\n"
+        "class Bridge:\n    def __init__(self, mesh):\n        self.mesh = mesh\n\n"
+        "    def put(self, x):\n        return sharded(x, self.mesh)\n\n"
+        "    def out(self, a):\n        return to_torch(a)\n\n\nalias = to_torch\nDEFAULT = Bridge(None)\n")
+    session = Session(str(tmp_path), Config(), use_cache=False)
+    path = str(tmp_path / "pkg" / "shard.py")
+    session.index.add_file(path)
+    data = json.loads(json.dumps(freeze(session.project.analysis_of_path(path, full=True))))
+    names = list(data["globals"])
+    assert {"sharded", "to_torch", "Bridge", "alias", "DEFAULT"} <= set(names)
+    forward, backward = thaw(data, "pkg/shard.py"), thaw(data, "pkg/shard.py")
+    assert dict.__len__(forward.globals) == 0 and forward.exporting_names() == {"to_torch", "out"}
+    assert "sharded" in forward.globals and "nothing" not in forward.globals and forward.globals.get("nothing") is None
+    ahead = [repr(forward.globals[n]) for n in names]
+    behind = [repr(backward.globals.get(n)) for n in reversed(names)][::-1]
+    assert ahead == behind
+    # one record, whichever name reaches it first
+    assert forward.globals["alias"].func.local is forward.globals["to_torch"].func.local
+    assert backward.globals["to_torch"].func.local is backward.globals["alias"].func.local
+    assert sorted(forward.globals) == sorted(names) and len(backward.globals) == len(names)
+    broken = json.loads(json.dumps(data))
+    broken["globals"]["sharded"] = {"no kind": True}
+    assert thaw(broken, "pkg/shard.py").globals.get("sharded") is None

@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from ..lazydict import LazyDict
+
 FORMAT = 4
 HEADER = b'{"format":4}'
 HEAD = ("hash", "stamp")       # parsed with every entry
@@ -97,7 +99,7 @@ def valid_entry(e) -> bool:
 
 
 # -- entries read lazily -------------------------------------------------------------------------
-class Entry(dict):
+class Entry(LazyDict):
     """An entry read from a store file: a dict whose fields not yet read are kept as their
     JSON text (``raw``: name -> bytes) and parsed, and their shape checked, on first access
     (``e[name]``, ``e.get(name)``, ``name in e``); a field that does not parse or has the wrong
@@ -119,19 +121,6 @@ class Entry(dict):
             return False
         dict.__setitem__(self, name, value)
         return True
-
-    def __missing__(self, name):
-        if self._take(name):
-            return dict.__getitem__(self, name)
-        raise KeyError(name)
-
-    def get(self, name, default=None):
-        if dict.__contains__(self, name) or self._take(name):
-            return dict.__getitem__(self, name)
-        return default
-
-    def __contains__(self, name) -> bool:
-        return dict.__contains__(self, name) or self._take(name)
 
     def with_fields(self, fields: dict) -> "Entry":
         """A copy with ``fields`` set (the other fields kept, those never read still as text)."""
