@@ -16,6 +16,9 @@ from ..source import SourceError, decode, read_bytes
 from .store import RACY_NS, Store, digest_bytes, stamp_of
 
 
+_UNSEEN = object()
+
+
 class Reader:
     """Reads files for one run.  ``store`` (a :class:`~.store.Store`, or None) supplies the
     stat shortcut."""
@@ -46,8 +49,9 @@ class Reader:
 
     def digest(self, path: str) -> Optional[str]:
         """The content hash of ``path`` (absolute), None when it cannot be read."""
-        if path in self._hash:
-            return self._hash[path]
+        known = self._hash.get(path, _UNSEEN)
+        if known is not _UNSEEN:
+            return known
         stamp = self.stamp(path)
         if stamp is None:
             self._read(path)       # for its error (no such file, a broken link ...)
