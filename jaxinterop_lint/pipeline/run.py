@@ -104,7 +104,8 @@ class Session:
     """One project (``root``; None: lone files, no cross-module analysis) and configuration.
 
     ``use_cache`` reads and writes the store under the root; ``reported`` is the set of
-    absolute paths reported (findings in other files are never made)."""
+    absolute paths reported (findings in other files are never made); ``key`` is the store
+    key when the caller has it already (:func:`store_key` of ``config``)."""
 
     def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=(), key: Optional[str] = None):
         self.root = os.path.abspath(root) if root else None
