@@ -315,3 +315,31 @@ def test_a_frozen_modules_globals_thaw_when_read_the_same_in_any_order(tmp_path)
     broken = json.loads(json.dumps(data))
     broken["globals"]["sharded"] = {"no kind": True}
     assert thaw(broken, "pkg/shard.py").globals.get("sharded") is None
+
+
+def test_linting_one_cached_file_parses_only_the_entries_it_needs(key_dir, tmp_path, monkeypatch):
+    """What a flake8 process does for one file after a CLI run: the store's entries of files
+    that file neither imports nor is imported by stay unparsed bytes."""
+    from jaxinterop_lint.flake8_plugin import JaxInteropChecker
+    from jaxinterop_lint.pipeline import run
+
+    root = project(tmp_path)
+    for i in range(20):
+        (root / "pkg" / f"unrelated{i}.py").write_text(f"import torch\n\n\ndef g{i}(t):\n    return torch.as_tensor(t)\n")
+    assert run_cli(".", cwd=root, env={sk.KEY_ENV: str(key_dir)}).returncode == 1
+    monkeypatch.setattr(run, "_SHARED", {})
+    monkeypatch.setattr(run, "_save_at_exit", lambda session: None)
+    monkeypatch.chdir(root)
+
+    class Options:
+        filenames, select, extend_select, extended_default_ignore = ["pkg/direct.py"], ["JXI"], [], []
+
+    for attr in ("config", "exclude", "paths"):      # parse_options sets them on the class
+        monkeypatch.setattr(JaxInteropChecker, attr, getattr(JaxInteropChecker, attr))
+    JaxInteropChecker.parse_options(Options)
+    found = list(JaxInteropChecker(None, "pkg/direct.py", (root / "pkg" / "direct.py").read_text().splitlines(True)).run())
+    assert [m.split()[0] for _, _, m, _ in found] == ["JXI002"]
+    [session] = run._SHARED.values()
+    assert session.analysed == []                                  # the cached result, not an analysis
+    unparsed = {p for p, e in session.store.entries.items() if isinstance(e, bytes)}
+    assert {str(root / "pkg" / f"unrelated{i}.py") for i in range(20)} <= unparsed
