@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 
 from jaxinterop_lint import Config, lint_source
 
@@ -58,3 +60,14 @@ def copy_tree(src, dst, **kwargs):
 
     return _shutil.copytree(src, dst, ignore=_shutil.ignore_patterns(".jaxinterop_lint_cache", "__pycache__"),
                             **kwargs)
+
+
+@pytest.fixture
+def key_dir(tmp_path, monkeypatch):
+    """A fresh per-user key folder of the cache's MACs (in-process and for subprocesses)."""
+    from jaxinterop_lint.pipeline import storekey as sk
+
+    folder = tmp_path / "keys-victim"
+    monkeypatch.setenv(sk.KEY_ENV, str(folder))
+    monkeypatch.setattr(sk, "_KEYS", {})
+    return folder

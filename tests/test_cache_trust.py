@@ -27,15 +27,6 @@ ENTRY = {"hash": "h", "result": {"data": {"findings": [], "handled": [], "error"
                                  "deps": {}, "absent": []}}
 
 
-@pytest.fixture
-def key_dir(tmp_path, monkeypatch):
-    """A fresh per-user key folder (in-process and for subprocesses)."""
-    folder = tmp_path / "keys-victim"
-    monkeypatch.setenv(sk.KEY_ENV, str(folder))
-    monkeypatch.setattr(sk, "_KEYS", {})
-    return folder
-
-
 def repo_with(tmp_path, files: dict):
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -12,7 +12,6 @@ import sys
 import pytest
 
 from conftest import run_cli
-from test_cache_trust import key_dir  # noqa: F401  (the fixture: a fresh per-user key folder)
 from jaxinterop_lint.pipeline import storekey as sk
 from jaxinterop_lint.pipeline import storeformat as fmt
 from jaxinterop_lint.pipeline.store import CACHE_DIR, MAGIC, Store
