@@ -27,6 +27,7 @@ from typing import Optional
 from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
 from .analyse import build_analysis, run_analysis
+from .demand import Demand
 from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
 from .plan import Plan, can_find, facts_of, words_for
@@ -107,6 +108,7 @@ class Session:
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
         self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
+        self.demand = Demand(self.plan)
         self.words = words_for(config)
         self.errors: dict = {}
         self.analysed: list = []
@@ -191,6 +193,17 @@ class Session:
         self._fed[path] = self.feed_contexts(path)
         return raw_findings(self.analyse(path), path)
 
+    def calls_exporter(self, path: str, targets: list) -> bool:
+        """Whether the candidate ``path`` is analysed: of its ``targets`` (from
+        :meth:`Plan.exporter_targets`), one hands over a function or class that uses a
+        consumer (:meth:`Plan.calls_exporter`), and a unit of ``path`` that uses it can see
+        a multi-device value (:meth:`Demand.can_pass`)."""
+        taken: dict = {}
+        for t, k in targets:
+            if self.plan.calls_exporter([(t, k)], self.plan.consumer_defs):
+                taken.setdefault(t, set()).add(k)
+        return any(self.demand.can_pass(path, t, frozenset(ks)) for t, ks in sorted(taken.items()))
+
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
     def know_importers(self) -> None:
         """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
@@ -215,7 +228,8 @@ class Session:
         """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a
         caller gives calling contexts only then: :meth:`context_callers` finds it)."""
         self.plan.targets(caller)
-        return caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
+        return (caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
+                and self.demand.gives(caller, callee))
 
     def context_callers(self, path: str) -> list:
         """The reported files (sorted) that JAX code reaches and that take names from the
@@ -226,7 +240,7 @@ class Session:
             return []
         self.know_importers()
         takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
-                  if a != path and self.plan.is_reported(a) and self.plan.reach(a)}
+                  if a != path and self.plan.is_reported(a) and self.plan.reach(a) and self.demand.gives(a, path)}
         if not takers:
             return []
         exporting = self.project.exporting_of(path)
@@ -432,7 +446,7 @@ class Session:
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
         # A candidate is analysed when it takes a function or class that uses a consumer.
-        chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
+        chosen = [p for p, ts in candidates.items() if self.calls_exporter(p, ts)]
         planned = direct + chosen
         # A reported file with exporting functions and reported importers: judged with their
         # calling contexts (its callers are analysed first: feed_contexts).
@@ -487,8 +501,8 @@ class Session:
         data = self.cached(path) if same and not force else None
         if data is None:
             targets = self.plan.exporter_targets(path)
-            if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
-                    targets, self.plan.consumer_defs)) or self.context_callers(path):
+            if force or self.plan.direct(path) or (targets and self.calls_exporter(path, targets)) \
+                    or self.context_callers(path):
                 data = self.raw(path)
             else:
                 data = self.not_analysed()

@@ -1,0 +1,147 @@
+"""Stage 3, plan (demand): which callers can give a reported file calling contexts.
+
+A reported file ``P`` with exporting functions is judged with the calling contexts its
+reported callers give it (PLAN decision 1 across modules), so those callers are analysed
+first (:meth:`~.run.Session.feed_contexts`).  A caller ``C`` can give ``P`` a context only
+if it can pass a multi-device value to a name it takes from ``P``: :func:`can_pass` asks, from
+the text, whether a top-level unit of ``C`` that uses a name bound to ``P`` (or a unit of
+``C`` that uses such a unit: it may hand it its values) also uses a name that can hand on a
+multi-device value (:meth:`~.plan.Plan.carrier_name`), or whether ``C`` names JAX words
+itself.  It is :meth:`~.plan.Plan.sink_reached` with the names taken from ``P`` as the
+consumer words.  A test module that calls ``P`` with NumPy or PyTorch data in every unit
+that uses ``P`` gives no context and is not analysed for ``P``'s sake; the analysis agrees
+(a caller gives a context only when the pipeline links it: :meth:`~.run.Session.imports_from`).
+"""
+from __future__ import annotations
+
+import re
+
+from .plan import _IDENT, _PROSE, _units_of, plain_lines
+
+
+# A one-line string literal that is no f-string (its words are no names the unit uses:
+# ``__all__ = ["ParallelEnv", ...]`` uses nothing).
+_STRING = re.compile(r"""(?<![\w'"])([A-Za-z]{0,2})("[^"\n\\]*(?:\\.[^"\n\\]*)*"|'[^'\n\\]*(?:\\.[^'\n\\]*)*')""")
+
+
+def _no_strings(text: str) -> str:
+    return _STRING.sub(lambda m: m.group(0) if "f" in m.group(1).lower() else m.group(1) + '""', text)
+
+
+class Demand:
+    """The callers' side of the calling-context plan over one :class:`~.plan.Plan`.
+
+    ``plan`` gives facts, the import graph (``targets``, its bound names) and
+    ``carrier_name``; answers are kept for the run (the plan's facts do not change in one)."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self._units: dict = {}      # path -> [(names it defines, identifiers used)]
+        self._passes: dict = {}     # (caller, callee, names) -> bool
+        self._exporting: dict = {}  # path -> may_export(path)
+
+    def units(self, path: str) -> list:
+        """``[(names, identifiers)]`` for every top-level unit of ``path`` (statements that
+        define no name included: module-level calls), prose left out; [] if unreadable."""
+        if path in self._units:
+            return self._units[path]
+        out: list = []
+        try:
+            given = self.plan.texts.get(path)
+            text = plain_lines(given if given is not None else self.plan.reader.text(path))
+        except Exception:
+            text = None
+        if text is not None:
+            for names, lines in _units_of(text):
+                body = _no_strings(_PROSE.sub("", "".join(lines)))
+                out.append((tuple(names or ()), frozenset(_IDENT.findall(body))))
+        self._units[path] = out
+        return out
+
+    def may_export(self, path: str) -> frozenset:
+        """Top-level names of ``path`` (functions, classes, module-level names) that may
+        export a parameter or hand out something that does: those whose text uses a
+        consumer (:meth:`~.plan.Plan.consumer_defs`) or a name taken from a module naming
+        one, and those that use such a name (transitively, in the file).  A superset of the
+        top-level names of the functions and methods the analysis finds exporting."""
+        known = self._exporting.get(path)
+        if known is not None:
+            return known
+        plan = self.plan
+        units = plan.units(path)
+        bound = plan._bound.get(path, {})
+        sinky = {n for n, ts in bound.items() if any(t != path and (plan.facts(t) or {}).get("sink") for t, _ in ts)}
+        out = set(plan.consumer_defs(path)) | {n for n, (_, used) in units.items() if used & sinky}
+        grew = True
+        while grew:
+            grew = False
+            for n, (_, used) in units.items():
+                if n not in out and used & out:
+                    out.add(n)
+                    grew = True
+        known = self._exporting[path] = frozenset(out)
+        return known
+
+    def gives(self, caller: str, callee: str) -> bool:
+        """Whether the reported-or-not project file ``caller`` can give ``callee`` calling
+        contexts: it takes from ``callee`` the module itself, or a name that may export
+        (:meth:`may_export`; a name ``callee`` does not define counts), and :meth:`can_pass`
+        holds for the names it binds to those."""
+        names = self.plan.importers.get(callee, {}).get(caller)
+        if not names:
+            return False
+        units = self.plan.units(callee)
+        exporting = self.may_export(callee)
+        counting = frozenset(k for k in names if k is None or k == "*" or k not in units or k in exporting)
+        return bool(counting) and self.can_pass(caller, callee, counting)
+
+    def can_pass(self, caller: str, callee: str, names=None) -> bool:
+        """Whether the project file ``caller`` can pass a multi-device value to a name it
+        takes from ``callee`` (only those of ``names``, a frozenset of names in ``callee``,
+        None for the module itself, when given), or get one from it and hand it back: see
+        the module docstring.  Conservative: a caller that names JAX words, or that cannot be read
+        unit by unit, can."""
+        key = (caller, callee, names)
+        known = self._passes.get(key)
+        if known is None:
+            known = self._passes[key] = self._can_pass(caller, callee, names)
+        return known
+
+    def _can_pass(self, caller: str, callee: str, names) -> bool:
+        plan = self.plan
+        f = plan.full_facts(caller)
+        if f is None:
+            return False
+        if f["origin"]:
+            return plan.reach(caller)
+        plan.targets(caller)
+        bound = plan._bound.get(caller, {})
+        taken = {n for n, ts in bound.items() if any(t == callee and (names is None or k in names) for t, k in ts)}
+        if not taken:
+            return False
+        units = self.units(caller)
+        if not units:
+            return plan.reach(caller)
+        star = "*" in taken
+        reached = [i for i, (_, ids) in enumerate(units) if star or ids & taken]
+        seen = {n for i in reached for n in units[i][0]}
+        # The units of the file that use a reached unit (they may hand it their values).
+        grew = True
+        while grew:
+            grew = False
+            for i, (defined, ids) in enumerate(units):
+                if i not in reached and defined and ids & seen:
+                    reached.append(i)
+                    seen |= set(defined)
+                    grew = True
+        local = {n for defined, _ in units for n in defined}
+        for i in reached:
+            ids = units[i][1]
+            for n in sorted(ids & local):
+                if plan.carrier_name(caller, n):
+                    return True
+            for n in sorted(ids & set(bound)):
+                if n not in local and any(t != caller and plan.carrier_name(t, k) for t, k in bound[n]):
+                    return True
+        return "*" in bound and any(t != caller and plan.carrier_name(t, k) for t, k in bound["*"])
+
