@@ -6,17 +6,26 @@ first (:meth:`~.run.Session.feed_contexts`).  A caller ``C`` can give ``P`` a co
 if it can pass a multi-device value to a name it takes from ``P``: :func:`can_pass` asks, from
 the text, whether a top-level unit of ``C`` that uses a name bound to ``P`` (or a unit of
 ``C`` that uses such a unit: it may hand it its values) also uses a name that can hand on a
-multi-device value (:meth:`~.plan.Plan.carrier_name`), or whether ``C`` names JAX words
-itself.  It is :meth:`~.plan.Plan.sink_reached` with the names taken from ``P`` as the
-consumer words.  A test module that calls ``P`` with NumPy or PyTorch data in every unit
+multi-device value (:meth:`~.plan.Plan.carrier_name`: a unit naming JAX words is one).  It
+is :meth:`~.plan.Plan.sink_reached` with the names taken from ``P`` as the consumer words,
+at the level of units even in a file that names JAX words (a module-level statement of such
+a file that uses a name of ``P`` counts as passing).  Only names of ``P`` that may export
+count (:meth:`Demand.may_export`: a function that uses a consumer or a name from a module
+naming one, or that uses such a function; the module taken whole and names ``P`` does not
+define always count).  String literals are no uses (``__all__`` of a re-exporting package).  A test module that calls ``P`` with NumPy or PyTorch data in every unit
 that uses ``P`` gives no context and is not analysed for ``P``'s sake; the analysis agrees
 (a caller gives a context only when the pipeline links it: :meth:`~.run.Session.imports_from`).
 """
 from __future__ import annotations
 
+import os
 import re
+from typing import Optional
 
 from .plan import _IDENT, _PROSE, _units_of, plain_lines
+from .store import Store, key_of
+
+CONTEXTS = "contexts-epoch"   # the store entry (a name in the cache folder) of the stored contexts
 
 
 # A one-line string literal that is no f-string (its words are no names the unit uses:
@@ -112,8 +121,6 @@ class Demand:
         f = plan.full_facts(caller)
         if f is None:
             return False
-        if f["origin"]:
-            return plan.reach(caller)
         plan.targets(caller)
         bound = plan._bound.get(caller, {})
         taken = {n for n, ts in bound.items() if any(t == callee and (names is None or k in names) for t, k in ts)}
@@ -136,7 +143,9 @@ class Demand:
                     grew = True
         local = {n for defined, _ in units for n in defined}
         for i in reached:
-            ids = units[i][1]
+            defined, ids = units[i]
+            if f["origin"] and not defined:
+                return True     # a module-level statement of a file naming JAX words
             for n in sorted(ids & local):
                 if plan.carrier_name(caller, n):
                     return True
@@ -145,3 +154,37 @@ class Demand:
                     return True
         return "*" in bound and any(t != caller and plan.carrier_name(t, k) for t, k in bound["*"])
 
+
+
+# -- the contexts of one run, stored (a warm run checks them without the import graph) ------
+def stored_contexts(store, reader, files: list) -> Optional[dict]:
+    """``{file: ctx_in}`` (files judged with callers only) stored by the last run over the
+    reported ``files`` (absolute paths) when nothing that run's plan read has changed since:
+    the files whose facts it read and every reported file (``reader.digest``), and no file
+    whose creation would change their imports exists (``reader.exists``).  Then every context
+    decision would be made again the same, so a cached result's ``ctx_in`` holds when it is
+    the stored one.  None when there is none, it no longer holds, or it is malformed."""
+    if store.folder is None:
+        return None
+    data = Store.field(store.get(os.path.join(store.folder, CONTEXTS)), "plan", key_of(sorted(files)),
+                       reader.digest, reader.exists)
+    ctx = data.get("ctx") if isinstance(data, dict) else None
+    if isinstance(ctx, dict) and all(isinstance(k, str) and isinstance(v, list) and all(
+            isinstance(c, str) for c in v) for k, v in ctx.items()):
+        return ctx
+    return None
+
+
+def store_contexts(store, reader, plan, files: list, out: dict) -> None:
+    """Store the context decisions of a run over the reported ``files``: ``out`` holds their
+    raw results (``ctx_in``: the callers each was judged with), ``plan`` the facts read to
+    decide them (every reported file's, and those the decisions followed).  Nothing when a
+    file read has no hash now (it changed while read)."""
+    read = set(files) | {p for p in plan._facts if p not in plan.texts}
+    deps = {p: reader.digest(p) for p in sorted(read)}
+    if any(deps[p] is None for p in read if plan._facts.get(p) is not None):
+        return
+    ctx = {p: list(out[p]["ctx_in"]) for p in files if p in out and out[p].get("ctx_in")}
+    store.put(os.path.join(store.folder, CONTEXTS), key_of(sorted(files)), None,
+              plan={"data": {"ctx": ctx}, "deps": deps,
+                    "absent": plan.absent(sorted(p for p in read if plan._facts.get(p) is not None))})

@@ -11,9 +11,12 @@ not is analysed with only the modules its analysis needs.
 Cross-function exports across modules (PLAN.md decision 1): a reported file that calls an
 exporting function of another reported file it imports gives it a calling context instead of
 a finding at the call.  Before a reported file with exporting functions is judged, its
-reported importers are analysed (:meth:`Session.feed_contexts`, from the plan's reverse
-import graph ``plan.importers``), so its sink-line findings are complete whatever the order;
-such a file is planned even when no JAX code reaches it.  A result records the callers whose
+reported importers that can pass it a multi-device value are analysed
+(:meth:`Session.feed_contexts`, from the plan's reverse import graph ``plan.importers`` and
+:class:`~.demand.Demand`), so its sink-line findings are complete whatever the order; such a
+file is planned even when no JAX code reaches it.  The contexts every file was judged with
+are stored once per run (:meth:`Session.contexts_epoch`), so a warm run where nothing the
+plan read changed checks them without the import graph.  A result records the callers whose
 contexts it judged (``ctx_in``: they and what their analyses used are dependencies) and the
 callee files whose reported state decided where its own exports are reported (``ctx_out``);
 :meth:`Session.cached` judges the file again when either no longer holds.
@@ -27,7 +30,7 @@ from typing import Optional
 from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
 from .analyse import build_analysis, run_analysis
-from .demand import Demand
+from .demand import Demand, store_contexts, stored_contexts
 from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
 from .plan import Plan, can_find, facts_of, words_for
@@ -119,6 +122,9 @@ class Session:
         self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
         self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
         self._epochs: dict = {}
+        self._ctx_epoch = None          # {path: ctx_in} of the stored contexts epoch when it holds
+        self._ctx_checked = False
+        self._ctx_decided: set = set()  # files whose context callers this process decided
 
     @property
     def project(self):
@@ -236,17 +242,22 @@ class Session:
         reported file ``path``, when it has exporting functions: the callers that may give it
         calling contexts (a class taken may have an exporting method: every name counts).
         PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
+        takers = self.context_takers(path)
+        if not takers or not self.project.exporting_of(path):
+            return []
+        return takers
+
+    def context_takers(self, path: str) -> list:
+        """The part of :meth:`context_callers` read from the text (no analysis): the
+        reported importers of ``path`` (a reported file naming a consumer) that JAX code
+        reaches and that can pass a multi-device value to a name they take from it
+        (:meth:`Demand.gives`), sorted."""
+        self._ctx_decided.add(path)
         if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
             return []
         self.know_importers()
-        takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
-                  if a != path and self.plan.is_reported(a) and self.plan.reach(a) and self.demand.gives(a, path)}
-        if not takers:
-            return []
-        exporting = self.project.exporting_of(path)
-        if not exporting:
-            return []
-        return sorted(takers)
+        return sorted(a for a in self.plan.importers.get(path, {})
+                      if a != path and self.plan.is_reported(a) and self.plan.reach(a) and self.demand.gives(a, path))
 
     def feed_contexts(self, path: str) -> list:
         """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
@@ -275,7 +286,32 @@ class Session:
         again), and each callee still has the reported state it had (``ctx_out``)."""
         if not all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ())):
             return False
+        epoch = self.contexts_epoch()
+        if epoch is not None:
+            return list(data.get("ctx_in", ())) == list(epoch.get(path, ()))
         return list(data.get("ctx_in", ())) == self.context_callers(path)
+
+    def contexts_epoch(self) -> Optional[dict]:
+        """``{file: ctx_in}`` that the last :meth:`lint` over the same reported files decided,
+        when nothing its plan read changed since (:func:`~.demand.stored_contexts`); None
+        when there is none, or for a session that sees one file at a time.  Checked once."""
+        if not self._ctx_checked:
+            self._ctx_checked = True
+            if self._reported_files is not None:
+                self._ctx_epoch = stored_contexts(self.store, self.reader, self._reported_files)
+        return self._ctx_epoch
+
+    def _store_contexts_epoch(self, out: dict) -> None:
+        """Record the contexts decided by this :meth:`lint` (``out``: its raw results, whose
+        ``ctx_in`` are the decisions; :func:`~.demand.store_contexts`); nothing when the
+        stored ones held (nothing changed) or when a text was given (not what is on disk)."""
+        files = self._reported_files
+        if self.store.folder is None or files is None or self._ctx_epoch is not None or self.plan.texts:
+            return
+        for p in files:
+            if p not in self._ctx_decided:   # judged by a worker: what the decision reads, here
+                self.context_takers(p)
+        store_contexts(self.store, self.reader, self.plan, files, out)
 
     def raw(self, path: str) -> dict:
         """The raw result of analysing ``path`` (absolute)."""
@@ -439,6 +475,7 @@ class Session:
                 todo.append(p)
         if not todo:
             self._waiting = None
+            self._store_contexts_epoch(out)
             return out
         from .pool import analyse_files, uses_workers
 
@@ -473,6 +510,7 @@ class Session:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
         self.store_summaries()
         self._store_epoch()
+        self._store_contexts_epoch(out)
         return out
 
     def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
@@ -480,6 +518,9 @@ class Session:
         when the text is the file's and nothing it used changed, else an analysis of it
         and of the modules that analysis needs (never of the whole project)."""
         path = os.path.abspath(given)
+        # texts given one at a time (flake8, --fix) may differ from what the stored contexts
+        # epoch was checked against: their contexts are decided from the import graph
+        self._ctx_epoch, self._ctx_checked = None, True
         if self.index is not None:
             self.index.add_file(path)
         self.plan.reported.add(path)
