@@ -379,7 +379,12 @@ class Session:
         return raw
 
     def store_summaries(self) -> None:
-        """Record the summary of every module analysed in this process and not yet stored."""
+        """Record the summary of every module analysed in this process and not yet stored.
+        Nothing without a cache folder: a summary is read back only by a later run or by a
+        worker (forked after the modules it needs were analysed here, so it has them), and
+        freezing one analyses the functions of other modules its values name."""
+        if self.store.folder is None:
+            return
         if self._project is None or not any(p not in self._summarised for p in self.analysed):
             return
         from ..analysis.project import is_frozen
