@@ -186,3 +186,43 @@ def test_warm_run_over_other_files_decides_the_contexts_again(tmp_path):
     alone = lint_paths([str(tmp_path / "pkg" / "bridge.py")], Config(), use_cache=True)
     assert alone.findings == []
     assert _found(_lint(tmp_path, cache=True)[0], tmp_path) == [AT_SINK]
+
+
+def test_a_skipped_caller_naming_jax_is_planned_again_when_a_module_it_reaches_becomes_a_carrier(tmp_path):
+    # user.py names JAX words, but its unit calling to_torch() takes its value from
+    # helper.get() -> deep.make(), no carrier at first: not analysed.  When deep.py starts to
+    # shard, the stored "not analysed" must not hold (the decision followed the graph there).
+    _write(tmp_path, {
+        "pyproject.toml": "", "pkg/__init__.py": "", "pkg/bridge.py": BRIDGE,
+        "pkg/deep.py": """
+            def make():
+                return [1.0] * 8
+        """,
+        "pkg/helper.py": """
+            from pkg.deep import make
+            def get():
+                return make()
+        """,
+        "pkg/user.py": """
+            import jax
+            from jax.sharding import NamedSharding
+            from pkg.helper import get
+            from pkg.bridge import to_torch
+            def place(x, mesh):
+                return jax.device_put(x, NamedSharding(mesh, None))
+            def send():
+                return to_torch(get())
+        """,
+    })
+    user = tmp_path / "pkg" / "user.py"
+
+    def lint_user():
+        PARSES.clear()
+        result = lint_paths([str(user)], Config(), use_cache=True, jobs=1)
+        return _found(result, tmp_path), {os.path.relpath(p, tmp_path) for p in PARSES}
+
+    assert lint_user() == ([], set())
+    assert lint_user() == ([], set())
+    _write(tmp_path, {"pkg/deep.py": textwrap.dedent(SHARD) + "def make():\n    return sharded([1.0] * 8)\n"})
+    found, parsed = lint_user()
+    assert found == [("pkg/user.py", 9, "JXI002")] and "pkg/user.py" in parsed

@@ -122,6 +122,7 @@ class Demand:
         if f is None:
             return False
         plan.targets(caller)
+        plan.reach_asked.add(caller)    # the answer follows the import graph (a result's dependencies)
         bound = plan._bound.get(caller, {})
         taken = {n for n, ts in bound.items() if any(t == callee and (names is None or k in names) for t, k in ts)}
         if not taken:
