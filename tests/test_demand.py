@@ -226,3 +226,52 @@ def test_a_skipped_caller_naming_jax_is_planned_again_when_a_module_it_reaches_b
     _write(tmp_path, {"pkg/deep.py": textwrap.dedent(SHARD) + "def make():\n    return sharded([1.0] * 8)\n"})
     found, parsed = lint_user()
     assert found == [("pkg/user.py", 9, "JXI002")] and "pkg/user.py" in parsed
+
+
+TOOLS = """
+    import torch
+    DEFAULTS = [1.0, 2.0]
+    def save(model, path):
+        marker = torch.as_tensor(DEFAULTS)   # a consumer, but of no parameter
+        return path, marker
+    def to_torch(a):
+        return torch.from_dlpack(a)
+    class Exporter:
+        def send(self, a):
+            return torch.from_dlpack(a)
+"""
+
+
+def _candidate(tmp_path, body):
+    _write(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/shard.py": SHARD, "pkg/tools.py": TOOLS,
+                      "pkg/user.py": "from pkg.shard import sharded\n" + textwrap.dedent(body)})
+    PARSES.clear()
+    # only the caller is reported: a call of an exporting function is a finding at the call
+    result = lint_paths([str(tmp_path / "pkg" / "user.py")], Config(), use_cache=False, jobs=1)
+    return _found(result, tmp_path), {os.path.relpath(p, tmp_path) for p in PARSES}
+
+
+def test_a_candidate_taking_only_functions_that_export_nothing_is_never_parsed(tmp_path):
+    # save() names a consumer (the text plan takes it for an exporter), its summary exports
+    # no parameter: the file that hands it sharded data cannot make a finding through it
+    found, parsed = _candidate(tmp_path, """
+        from pkg.tools import save
+        def keep(x):
+            return save(sharded(x), "out.bin")
+    """)
+    assert found == [] and "pkg/user.py" not in parsed and "pkg/tools.py" in parsed
+
+
+def test_a_candidate_taking_an_exporting_function_or_class_is_analysed(tmp_path):
+    found, parsed = _candidate(tmp_path, """
+        from pkg.tools import save, to_torch
+        def keep(x):
+            return save(sharded(x), "out.bin"), to_torch(sharded(x))
+    """)
+    assert found == [("pkg/user.py", 5, "JXI002")] and "pkg/user.py" in parsed
+    found, parsed = _candidate(tmp_path, """
+        from pkg.tools import Exporter
+        def keep(x):
+            return Exporter().send(sharded(x))
+    """)
+    assert found == [("pkg/user.py", 5, "JXI002")] and "pkg/user.py" in parsed

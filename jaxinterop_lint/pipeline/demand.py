@@ -74,13 +74,20 @@ class Demand:
         one, and those that use such a name (transitively, in the file).  A superset of the
         top-level names of the functions and methods the analysis finds exporting."""
         known = self._exporting.get(path)
-        if known is not None:
-            return known
+        if known is None:
+            known = self._exporting[path] = self.handing_out(path, self.plan.consumer_defs(path))
+        return known
+
+    def handing_out(self, path: str, exporting) -> frozenset:
+        """The top-level names of ``path`` that are in ``exporting`` (names of its units
+        holding an exporting function or method), or that use a name taken from a module
+        naming a consumer (they may hand out one of its exporting functions or objects),
+        or that use such a name of the file (transitively)."""
         plan = self.plan
         units = plan.units(path)
         bound = plan._bound.get(path, {})
         sinky = {n for n, ts in bound.items() if any(t != path and (plan.facts(t) or {}).get("sink") for t, _ in ts)}
-        out = set(plan.consumer_defs(path)) | {n for n, (_, used) in units.items() if used & sinky}
+        out = set(exporting) | {n for n, (_, used) in units.items() if used & sinky}
         grew = True
         while grew:
             grew = False
@@ -88,8 +95,19 @@ class Demand:
                 if n not in out and used & out:
                     out.add(n)
                     grew = True
-        known = self._exporting[path] = frozenset(out)
-        return known
+        return frozenset(out)
+
+    def hands_out(self, path: str, names, exporting) -> bool:
+        """Whether one of ``names`` (taken from ``path``: None the module, ``*`` all) can
+        hand over an exporting function, given ``exporting``, the top-level names of
+        ``path`` holding one (from its analysis): a name of :meth:`handing_out` (the module
+        or ``*`` when there is one), or a name ``path`` does not define (a re-export)."""
+        units = self.plan.units(path)
+        out = self.handing_out(path, exporting)
+        for k in names:
+            if (k is None or k == "*") and out or k is not None and k != "*" and (k not in units or k in out):
+                return True
+        return False
 
     def gives(self, caller: str, callee: str) -> bool:
         """Whether the reported-or-not project file ``caller`` can give ``callee`` calling

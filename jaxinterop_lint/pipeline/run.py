@@ -202,13 +202,20 @@ class Session:
     def calls_exporter(self, path: str, targets: list) -> bool:
         """Whether the candidate ``path`` is analysed: of its ``targets`` (from
         :meth:`Plan.exporter_targets`), one hands over a function or class that uses a
-        consumer (:meth:`Plan.calls_exporter`), and a unit of ``path`` that uses it can see
-        a multi-device value (:meth:`Demand.can_pass`)."""
+        consumer (:meth:`Plan.calls_exporter`), a unit of ``path`` that uses it can see a
+        multi-device value (:meth:`Demand.can_pass`), and the target's summary has an
+        exporting function such a name can hand over (:meth:`Demand.hands_out`; the
+        target's analysis is run for it, and the result of ``path`` depends on it)."""
         taken: dict = {}
         for t, k in targets:
             if self.plan.calls_exporter([(t, k)], self.plan.consumer_defs):
                 taken.setdefault(t, set()).add(k)
-        return any(self.demand.can_pass(path, t, frozenset(ks)) for t, ks in sorted(taken.items()))
+        for t, ks in sorted(taken.items()):
+            if self.demand.can_pass(path, t, frozenset(ks)):
+                tops = self.project.exporting_tops(t) if self.project is not None else None
+                if tops is None or self.demand.hands_out(t, ks, tops):
+                    return True
+        return False
 
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
     def know_importers(self) -> None:
