@@ -1,20 +1,27 @@
-"""Stage 3, plan (demand): which callers can give a reported file calling contexts.
+"""Stage 3, plan (demand): which callers can pass a multi-device value to a module's names.
 
 A reported file ``P`` with exporting functions is judged with the calling contexts its
 reported callers give it (PLAN decision 1 across modules), so those callers are analysed
 first (:meth:`~.run.Session.feed_contexts`).  A caller ``C`` can give ``P`` a context only
-if it can pass a multi-device value to a name it takes from ``P``: :func:`can_pass` asks, from
-the text, whether a top-level unit of ``C`` that uses a name bound to ``P`` (or a unit of
-``C`` that uses such a unit: it may hand it its values) also uses a name that can hand on a
-multi-device value (:meth:`~.plan.Plan.carrier_name`: a unit naming JAX words is one).  It
-is :meth:`~.plan.Plan.sink_reached` with the names taken from ``P`` as the consumer words,
-at the level of units even in a file that names JAX words (a module-level statement of such
-a file that uses a name of ``P`` counts as passing).  Only names of ``P`` that may export
-count (:meth:`Demand.may_export`: a function that uses a consumer or a name from a module
-naming one, or that uses such a function; the module taken whole and names ``P`` does not
-define always count).  String literals are no uses (``__all__`` of a re-exporting package).  A test module that calls ``P`` with NumPy or PyTorch data in every unit
-that uses ``P`` gives no context and is not analysed for ``P``'s sake; the analysis agrees
-(a caller gives a context only when the pipeline links it: :meth:`~.run.Session.imports_from`).
+if it can pass a multi-device value to a name it takes from ``P``: :meth:`Demand.can_pass`
+asks, from the text, whether a top-level unit of ``C`` that uses a name bound to ``P`` (or a
+unit of ``C`` that uses such a unit: it may hand it its values) also uses a name that can
+hand on a multi-device value (:meth:`~.plan.Plan.carrier_name`; a unit naming JAX words is
+one, and so is a module-level statement of a file naming JAX words).  It is
+:meth:`~.plan.Plan.sink_reached` with the names taken from ``P`` as the consumer words.
+Only names of ``P`` that may export count (:meth:`Demand.may_export`: a function that uses a
+consumer or a name from a module naming one, or that uses such a function; the module taken
+whole and names ``P`` does not define always count).  String literals are no uses
+(``__all__`` of a re-exporting package).  So a test module that calls ``P`` with NumPy or
+PyTorch data in every unit that uses ``P`` is not analysed for ``P``'s sake, and the analysis
+agrees: a caller gives a context only when the pipeline links it
+(:meth:`~.run.Session.imports_from`, the same question).  A candidate of the plan (a file
+taking names from modules naming a consumer) is analysed only when it can pass such a value
+and the target's summary has an exporting function one of those names can hand over
+(:meth:`Demand.hands_out`).
+
+The context decisions of a run are stored once (:func:`store_contexts`) with the hashes of
+everything the plan read; a warm run where none changed takes them (:func:`stored_contexts`).
 """
 from __future__ import annotations
 
@@ -126,8 +133,8 @@ class Demand:
         """Whether the project file ``caller`` can pass a multi-device value to a name it
         takes from ``callee`` (only those of ``names``, a frozenset of names in ``callee``,
         None for the module itself, when given), or get one from it and hand it back: see
-        the module docstring.  Conservative: a caller that names JAX words, or that cannot be read
-        unit by unit, can."""
+        the module docstring.  Conservative: a caller that cannot be read unit by unit can
+        (when JAX code reaches it)."""
         key = (caller, callee, names)
         known = self._passes.get(key)
         if known is None:
@@ -172,7 +179,6 @@ class Demand:
                 if n not in local and any(t != caller and plan.carrier_name(t, k) for t, k in bound[n]):
                     return True
         return "*" in bound and any(t != caller and plan.carrier_name(t, k) for t, k in bound["*"])
-
 
 
 # -- the contexts of one run, stored (a warm run checks them without the import graph) ------
