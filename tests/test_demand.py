@@ -275,3 +275,27 @@ def test_a_candidate_taking_an_exporting_function_or_class_is_analysed(tmp_path)
             return Exporter().send(sharded(x))
     """)
     assert found == [("pkg/user.py", 5, "JXI002")] and "pkg/user.py" in parsed
+
+
+def test_contexts_decided_in_worker_processes_are_stored_and_hold(tmp_path, monkeypatch):
+    # The files judged in workers: the main process reads what their context decisions
+    # read before it stores them, so the warm run (workers again) needs no import graph.
+    from jaxinterop_lint.pipeline import pool
+
+    monkeypatch.setattr(pool, "uses_workers", lambda *a, **k: True)
+    _write(tmp_path, FILES)
+
+    def lint():
+        return lint_paths([str(tmp_path)], Config(), use_cache=True, jobs=2)
+
+    first = lint()
+    assert _found(first, tmp_path) == [AT_SINK] and "called from first()" in first.findings[0].message
+    graph = []
+    real = run_module.Session.know_importers
+    monkeypatch.setattr(run_module.Session, "know_importers", lambda self: (graph.append(1), real(self))[1])
+    warm = lint()
+    assert _found(warm, tmp_path) == [AT_SINK] and warm.analysed_paths == [] and graph == []
+    _write(tmp_path, {"pkg/host_test.py": FILES["pkg/host_test.py"].replace("np.ones(3)", "sharded(np.ones(8))")})
+    edited = lint()
+    assert _found(edited, tmp_path) == [AT_SINK] and graph
+    assert str(tmp_path / "pkg" / "bridge.py") in edited.analysed_paths
