@@ -477,6 +477,9 @@ class Session:
                 self.index.add_file(p)
         self.plan.reported.update(files)
         self._reported_files = list(files)
+        # the stored contexts are checked for these files (never with a text given instead
+        # of a file's: they were decided from what is on disk)
+        self._ctx_epoch, self._ctx_checked = None, bool(self.plan.texts)
         out, todo = {}, []
         self._waiting = []
         for p in files:
