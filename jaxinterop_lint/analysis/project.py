@@ -262,6 +262,25 @@ class Project:
         ma = self.analysis_of_path(path, full=True)
         return ma.exporting_names() if ma is not None else frozenset()
 
+    def exporting_tops(self, path: str) -> Optional[frozenset]:
+        """Top-level names (functions, classes) of file ``path`` that hold a function or
+        method exporting a parameter through a sink (a nested function counts for the
+        function around it: it may be handed out); its analysis is run first.  None when
+        that is not known: only a cached summary (it keeps short names), or an exporting
+        lambda (no name of its own)."""
+        ma = self.analysis_of_path(path, full=True)
+        if ma is None:
+            return frozenset()
+        if is_frozen(ma):
+            return None
+        out = set()
+        for r in ma.functions:
+            if r.summary is not None and r.summary.exports:
+                if r.name == "<lambda>":
+                    return None
+                out.add(r.name.split(".", 1)[0])
+        return frozenset(out)
+
     def exporting_names(self) -> frozenset:
         """Names of the project functions and methods analysed so far that export a
         parameter through a sink."""

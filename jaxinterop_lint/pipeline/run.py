@@ -11,9 +11,12 @@ not is analysed with only the modules its analysis needs.
 Cross-function exports across modules (PLAN.md decision 1): a reported file that calls an
 exporting function of another reported file it imports gives it a calling context instead of
 a finding at the call.  Before a reported file with exporting functions is judged, its
-reported importers are analysed (:meth:`Session.feed_contexts`, from the plan's reverse
-import graph ``plan.importers``), so its sink-line findings are complete whatever the order;
-such a file is planned even when no JAX code reaches it.  A result records the callers whose
+reported importers that can pass it a multi-device value are analysed
+(:meth:`Session.feed_contexts`, from the plan's reverse import graph ``plan.importers`` and
+:class:`~.demand.Demand`), so its sink-line findings are complete whatever the order; such a
+file is planned even when no JAX code reaches it.  The contexts every file was judged with
+are stored once per run (:meth:`Session.contexts_epoch`), so a warm run where nothing the
+plan read changed checks them without the import graph.  A result records the callers whose
 contexts it judged (``ctx_in``: they and what their analyses used are dependencies) and the
 callee files whose reported state decided where its own exports are reported (``ctx_out``);
 :meth:`Session.cached` judges the file again when either no longer holds.
@@ -27,6 +30,7 @@ from typing import Optional
 from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
 from .analyse import build_analysis, run_analysis
+from .demand import Demand, store_contexts, stored_contexts
 from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
 from .plan import Plan, can_find, facts_of, words_for
@@ -114,6 +118,7 @@ class Session:
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
         self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
+        self.demand = Demand(self.plan)
         self.errors: dict = {}
         self.analysed: list = []
         self._project = None
@@ -123,6 +128,9 @@ class Session:
         self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
         self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
         self._epochs: dict = {}
+        self._ctx_epoch = None          # {path: ctx_in} of the stored contexts epoch when it holds
+        self._ctx_checked = False
+        self._ctx_decided: set = set()  # files whose context callers this process decided
 
     @property
     def words(self):
@@ -202,6 +210,24 @@ class Session:
         self._fed[path] = self.feed_contexts(path)
         return raw_findings(self.analyse(path), path)
 
+    def calls_exporter(self, path: str, targets: list) -> bool:
+        """Whether the candidate ``path`` is analysed: of its ``targets`` (from
+        :meth:`Plan.exporter_targets`), one hands over a function or class that uses a
+        consumer (:meth:`Plan.calls_exporter`), a unit of ``path`` that uses it can see a
+        multi-device value (:meth:`Demand.can_pass`), and the target's summary has an
+        exporting function such a name can hand over (:meth:`Demand.hands_out`; the
+        target's analysis is run for it, and the result of ``path`` depends on it)."""
+        taken: dict = {}
+        for t, k in targets:
+            if self.plan.calls_exporter([(t, k)], self.plan.consumer_defs):
+                taken.setdefault(t, set()).add(k)
+        for t, ks in sorted(taken.items()):
+            if self.demand.can_pass(path, t, frozenset(ks)):
+                tops = self.project.exporting_tops(t) if self.project is not None else None
+                if tops is None or self.demand.hands_out(t, ks, tops):
+                    return True
+        return False
+
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
     def know_importers(self) -> None:
         """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
@@ -226,24 +252,30 @@ class Session:
         """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a
         caller gives calling contexts only then: :meth:`context_callers` finds it)."""
         self.plan.targets(caller)
-        return caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
+        return (caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
+                and self.demand.gives(caller, callee))
 
     def context_callers(self, path: str) -> list:
         """The reported files (sorted) that JAX code reaches and that take names from the
         reported file ``path``, when it has exporting functions: the callers that may give it
         calling contexts (a class taken may have an exporting method: every name counts).
         PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
+        takers = self.context_takers(path)
+        if not takers or not self.project.exporting_of(path):
+            return []
+        return takers
+
+    def context_takers(self, path: str) -> list:
+        """The part of :meth:`context_callers` read from the text (no analysis): the
+        reported importers of ``path`` (a reported file naming a consumer) that JAX code
+        reaches and that can pass a multi-device value to a name they take from it
+        (:meth:`Demand.gives`), sorted."""
+        self._ctx_decided.add(path)
         if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
             return []
         self.know_importers()
-        takers = {a: names for a, names in self.plan.importers.get(path, {}).items()
-                  if a != path and self.plan.is_reported(a) and self.plan.reach(a)}
-        if not takers:
-            return []
-        exporting = self.project.exporting_of(path)
-        if not exporting:
-            return []
-        return sorted(takers)
+        return sorted(a for a in self.plan.importers.get(path, {})
+                      if a != path and self.plan.is_reported(a) and self.plan.reach(a) and self.demand.gives(a, path))
 
     def feed_contexts(self, path: str) -> list:
         """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
@@ -272,7 +304,32 @@ class Session:
         again), and each callee still has the reported state it had (``ctx_out``)."""
         if not all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ())):
             return False
+        epoch = self.contexts_epoch()
+        if epoch is not None:
+            return list(data.get("ctx_in", ())) == list(epoch.get(path, ()))
         return list(data.get("ctx_in", ())) == self.context_callers(path)
+
+    def contexts_epoch(self) -> Optional[dict]:
+        """``{file: ctx_in}`` that the last :meth:`lint` over the same reported files decided,
+        when nothing its plan read changed since (:func:`~.demand.stored_contexts`); None
+        when there is none, or for a session that sees one file at a time.  Checked once."""
+        if not self._ctx_checked:
+            self._ctx_checked = True
+            if self._reported_files is not None:
+                self._ctx_epoch = stored_contexts(self.store, self.reader, self._reported_files)
+        return self._ctx_epoch
+
+    def _store_contexts_epoch(self, out: dict) -> None:
+        """Record the contexts decided by this :meth:`lint` (``out``: its raw results, whose
+        ``ctx_in`` are the decisions; :func:`~.demand.store_contexts`); nothing when the
+        stored ones held (nothing changed) or when a text was given (not what is on disk)."""
+        files = self._reported_files
+        if self.store.folder is None or files is None or self._ctx_epoch is not None or self.plan.texts:
+            return
+        for p in files:
+            if p not in self._ctx_decided:   # judged by a worker: what the decision reads, here
+                self.context_takers(p)
+        store_contexts(self.store, self.reader, self.plan, files, out)
 
     def raw(self, path: str) -> dict:
         """The raw result of analysing ``path`` (absolute)."""
@@ -340,7 +397,12 @@ class Session:
         return raw
 
     def store_summaries(self) -> None:
-        """Record the summary of every module analysed in this process and not yet stored."""
+        """Record the summary of every module analysed in this process and not yet stored.
+        Nothing without a cache folder: a summary is read back only by a later run or by a
+        worker (forked after the modules it needs were analysed here, so it has them), and
+        freezing one analyses the functions of other modules its values name."""
+        if self.store.folder is None:
+            return
         if self._project is None or not any(p not in self._summarised for p in self.analysed):
             return
         from ..analysis.project import is_frozen
@@ -426,6 +488,9 @@ class Session:
                 self.index.add_file(p)
         self.plan.reported.update(files)
         self._reported_files = list(files)
+        # the stored contexts are checked for these files (never with a text given instead
+        # of a file's: they were decided from what is on disk)
+        self._ctx_epoch, self._ctx_checked = None, bool(self.plan.texts)
         out, todo = {}, []
         self._waiting = []
         for p in files:
@@ -436,6 +501,7 @@ class Session:
                 todo.append(p)
         if not todo:
             self._waiting = None
+            self._store_contexts_epoch(out)
             return out
         from .pool import analyse_files, uses_workers
 
@@ -443,7 +509,7 @@ class Session:
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
         # A candidate is analysed when it takes a function or class that uses a consumer.
-        chosen = [p for p, ts in candidates.items() if self.plan.calls_exporter(ts, self.plan.consumer_defs)]
+        chosen = [p for p, ts in candidates.items() if self.calls_exporter(p, ts)]
         planned = direct + chosen
         # A reported file with exporting functions and reported importers: judged with their
         # calling contexts (its callers are analysed first: feed_contexts).
@@ -470,6 +536,7 @@ class Session:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
         self.store_summaries()
         self._store_epoch()
+        self._store_contexts_epoch(out)
         return out
 
     def lint_text(self, text: str, given: str, force: bool = False) -> FileResult:
@@ -477,6 +544,9 @@ class Session:
         when the text is the file's and nothing it used changed, else an analysis of it
         and of the modules that analysis needs (never of the whole project)."""
         path = os.path.abspath(given)
+        # texts given one at a time (flake8, --fix) may differ from what the stored contexts
+        # epoch was checked against: their contexts are decided from the import graph
+        self._ctx_epoch, self._ctx_checked = None, True
         if self.index is not None:
             self.index.add_file(path)
         self.plan.reported.add(path)
@@ -498,8 +568,8 @@ class Session:
         data = self.cached(path) if same and not force else None
         if data is None:
             targets = self.plan.exporter_targets(path)
-            if force or self.plan.direct(path) or (targets and self.plan.calls_exporter(
-                    targets, self.plan.consumer_defs)) or self.context_callers(path):
+            if force or self.plan.direct(path) or (targets and self.calls_exporter(path, targets)) \
+                    or self.context_callers(path):
                 data = self.raw(path)
             else:
                 data = self.not_analysed()
