@@ -78,6 +78,7 @@ def test_the_fast_scanners_agree_with_the_regular_expressions(texts):
             assert list(scan.import_roots(t)) == list(ref.import_roots(t)), repr(t)
             assert scan.units_of(t) == _ref_units(t), repr(t)
             assert scan.strip_prose(t) == ref._PROSE.sub("", t), repr(t)
+            assert scan.assigned(t) == tuple(ref._ASSIGNED.findall(t)), repr(t)
             for w in WORDS:
                 assert scan.uses_any(t, (w,)) == ref.uses_any(t, (w,)), (w, t)
                 assert scan.uses_in_role(t, (w,)) == ref.uses_in_role(t, (w,)), (w, t)

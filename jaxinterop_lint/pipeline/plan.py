@@ -218,7 +218,7 @@ class Plan:
             origin = bool(rooted) and named(body, rooted, roots, False) or (
                 jax and uses_any(body, jax_names) and (named(body, self.words.origins, roots, jax) or (
                     not _DEFINES_UNIT.match(body) and named(body, self.words.counts, roots, jax))))
-            used = frozenset(IDENT.findall(body)) & known
+            used = frozenset(known.intersection(IDENT.findall(body)))
             for name in names:
                 old = out.get(name)
                 out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
@@ -356,9 +356,12 @@ class Plan:
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         taken = taken_names(f["imports"])
         aliases = Aliases(text)
-        units = [(names, frozenset(IDENT.findall(body)), consumer_in(body, self.words.sinks, roots, taken, aliases))
-                 for names, body in units_of(text)]
-        local = {n for names, _, _ in units for n in names}
+        split = units_of(text)
+        local = {n for names, _ in split for n in names}
+        imported = set(aliases.bound()) | set(bound)
+        known = local | imported        # the names used that count
+        units = [(names, frozenset(known.intersection(IDENT.findall(body))),
+                  consumer_in(body, self.words.sinks, roots, taken, aliases)) for names, body in split]
         reached = {n for names, _, sink in units if sink for n in names}
         # The callers in the file of a unit that uses a consumer (it may hand them its values).
         grew = True
@@ -369,10 +372,9 @@ class Plan:
                     reached |= set(names)
                     grew = True
         out: set = set()
-        imported = set(aliases.bound()) | set(bound)
         for names, ids, sink in units:
             if sink or set(names) & reached:
-                out |= ids & (local | imported)
+                out |= ids
         return [sorted(local & out), sorted(out)]
 
     def exporter_targets(self, path: str) -> list:

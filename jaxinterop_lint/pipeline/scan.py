@@ -22,6 +22,13 @@ _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
 _TOP_NAME = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+# The same matches on ``"\n" + text``, line end first (a search skips from line to line).
+_ASSIGNED_NL = re.compile(r"\n[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+
+
+def assigned(text: str) -> tuple:
+    """The names assigned at the start of a line of ``text`` (``_ASSIGNED.findall``)."""
+    return tuple(_ASSIGNED_NL.findall("\n" + text)) if "=" in text else ()
 # Docstrings and comment lines: prose, not code.
 PROSE = re.compile(r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|^[ \t]*#[^\n]*''', re.M)
 IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -399,7 +406,7 @@ def units_of(text: str) -> list:
             units.append(((m.group(1),), "".join(pending) + text[s:nxt] if pending else text[s:nxt]))
         elif not text.startswith(("import ", "from "), s):
             body = "".join(pending) + text[s:nxt] if pending else text[s:nxt]
-            units.append((tuple(_ASSIGNED.findall(body)), body))
+            units.append((assigned(body), body))
         pending = []
     return units
 
@@ -432,7 +439,7 @@ def _units_by_lines(text: str) -> list:
     out = []
     for names, lines in units:
         body = "".join(lines)
-        out.append((names if names is not None else tuple(_ASSIGNED.findall(body)), body))
+        out.append((names if names is not None else assigned(body), body))
     return out
 
 
