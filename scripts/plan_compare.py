@@ -44,13 +44,26 @@ def _rel(root: str, value):
     return value
 
 
+LAZY = ("units", "sink_uses", "defs")
+
+
+def _decided(facts):
+    """``facts`` without the parts the plan fills in lazily (:data:`LAZY`)."""
+    return {k: v for k, v in facts.items() if k not in LAZY} if isinstance(facts, dict) else facts
+
+
+def _lazy(facts) -> list:
+    """Which lazily filled parts ``facts`` holds."""
+    return sorted(k for k in LAZY if k in facts) if isinstance(facts, dict) else []
+
+
 def record(folder: str) -> dict:
     """The plan's decisions on ``folder`` (see the module docstring)."""
     folder = os.path.abspath(folder)
     os.chdir(folder)
     from jaxinterop_lint import cli, engine
     from jaxinterop_lint.pipeline import analyse, run
-    from jaxinterop_lint.pipeline.plan import facts_of
+    from jaxinterop_lint.pipeline.plan import facts_of, plain_lines
 
     sessions = []
 
@@ -74,8 +87,14 @@ def record(folder: str) -> dict:
         files = sorted(plan.reported)
         after_run = {p: json.loads(json.dumps(plan._facts.get(p))) for p in files}
         asked = set(plan.reach_asked)
+        # what the run read (the plan's epoch holds these files) and whose imports it resolved
+        out.setdefault("facts_read", []).extend(_rel(folder, sorted(p for p, f in plan._facts.items() if f)))
+        out.setdefault("targets_known", []).extend(_rel(folder, sorted(plan._targets)))
         for p in files:
-            rec = {"after_run": after_run[p], "reach_asked_in_run": p in asked}
+            left = after_run[p]
+            # the units and the names the consumers use are filled in when the plan needs
+            # them: kept apart (laziness, not a decision), and computed for every file below
+            rec = {"after_run": _decided(left), "lazy_after_run": _lazy(left), "reach_asked_in_run": p in asked}
             try:
                 text = s.reader.text(p)
                 package = plan.index.package_of(p) if plan.index is not None else ""
@@ -93,9 +112,13 @@ def record(folder: str) -> dict:
             rec["consumer_defs"] = plan.consumer_defs(p)
             rec["gate"] = plan.gate(p)
             rec["targets"] = plan.targets(p)
+            f = plan.full_facts(p)
+            if f is not None and f["sink"] and not isinstance(rec["fresh"], str):
+                text = plain_lines(s.reader.text(p))
+                rec["sink_uses"] = plan._sink_uses(f, text, plan._bound.get(p, {}))
             out["files"][_rel(folder, p)] = _rel(folder, rec)
         for p in files:
-            out["files"][_rel(folder, p)]["facts_end"] = _rel(folder, json.loads(json.dumps(plan._facts.get(p))))
+            out["files"][_rel(folder, p)]["facts_end"] = _rel(folder, _decided(json.loads(json.dumps(plan._facts.get(p)))))
         out.setdefault("importers", {}).update(_rel(folder, plan.importers))
     return out
 
@@ -103,18 +126,24 @@ def record(folder: str) -> dict:
 def compare(a: dict, b: dict, limit: int = 40) -> list:
     """Differences between two records: ``[text]``."""
     diffs = []
-    for key in ("analysed", "parses", "findings", "errors", "importers"):
+    for key in ("analysed", "parses", "findings", "errors", "importers", "facts_read", "targets_known"):
         if a.get(key) != b.get(key):
             diffs.append(f"{key}: {json.dumps(a.get(key))[:300]} != {json.dumps(b.get(key))[:300]}")
     fa, fb = a["files"], b["files"]
+    lazier = 0
     for p in sorted(set(fa) | set(fb)):
         ra, rb = fa.get(p), fb.get(p)
         if ra is None or rb is None:
             diffs.append(f"{p}: only in {'new' if ra is None else 'base'}")
             continue
         for k in sorted(set(ra) | set(rb)):
-            if ra.get(k) != rb.get(k):
+            if k == "lazy_after_run":
+                lazier += ra.get(k) != rb.get(k)
+            elif ra.get(k) != rb.get(k):
                 diffs.append(f"{p}: {k}: {json.dumps(ra.get(k))[:300]} != {json.dumps(rb.get(k))[:300]}")
+    if lazier:
+        print(f"(not a difference: {lazier} files have lazily filled facts (units, sink_uses, defs) in one run "
+              "and not in the other; their values are compared as computed for every file)")
     return diffs[:limit] + ([f"... {len(diffs) - limit} more"] if len(diffs) > limit else [])
 
 

@@ -15,7 +15,7 @@ The plan adds ``units``, ``sink_uses`` and ``defs`` when it computes them (see
 from __future__ import annotations
 
 from ..knowledge import apis
-from .scan import alone, consumer, imports_of, plain_lines, taken_names, uses_in_role
+from .scan import Present, alone, consumer, imports_of, plain_lines, taken_names, uses_in_role
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
                     count_words, jax_words)
 
@@ -73,14 +73,15 @@ def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
     roots = {m.split(".")[0] for m, _ in imports}
     jax = bool(roots & w.jax_roots)
     # per rule: whether its words are used where a JAX root is imported / where none is
+    present = Present(text)
     hits = {}
     for code, specs in w.alone.items():
-        used = [(needs_jax, alone(text, [spec], True)) for spec in specs for needs_jax in [spec[2]]]
+        used = [(needs_jax, alone(text, [spec], True, present)) for spec in specs for needs_jax in [spec[2]]]
         hits[code] = (any(u for _, u in used), any(u for needs_jax, u in used if not needs_jax))
     f = {
         "v": FACTS_VERSION,
         "imports": imports,
-        "sink": consumer(text, w.sinks, roots, taken_names(imports)),
+        "sink": consumer(text, w.sinks, roots, taken_names(imports), present),
         "alone": sorted(code for code, (with_jax, without) in hits.items() if (with_jax if jax else without)),
         # the same words where no JAX root is imported: a finding when JAX code reaches the file
         "alone_reached": sorted(code for code, (with_jax, without) in hits.items()

@@ -72,6 +72,7 @@ class Plan:
         self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
         self._units: dict = {}
         self._carrier_name: dict = {}
+        self._origin_reachable: dict = {}
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self._absent: dict = {}
         self._too_many: set = set()
@@ -237,6 +238,9 @@ class Plan:
         known = self._carrier_name.get(key)
         if known is not None:
             return known
+        if not self.origin_reachable(path):
+            self._carrier_name[key] = False
+            return False
         # A search of the graph of (module, name) -> the names it uses, for a unit naming
         # JAX words.  Cycles are common (a class and a helper that use each other): a
         # memo set while a cycle is open would make the answer depend on the order of the
@@ -258,12 +262,56 @@ class Plan:
             if found is False:
                 continue
             for nxt in succ:
-                if nxt not in parent:
+                if nxt not in parent and self.origin_reachable(nxt[0]):
                     parent[nxt] = node
                     todo.append(nxt)
         for node in parent:
             self._carrier_name[node] = False
         return False
+
+    def origin_reachable(self, path: str) -> bool:
+        """Whether a module with a unit naming JAX words is ``path`` or among the files it
+        takes names from, transitively (the import graph of :meth:`targets`): when none is,
+        no name of ``path`` can hand on a multi-device value, and :meth:`carrier_name`
+        answers without the units of the modules between.  Only a module that imports a
+        JAX root (or a root of a configured source) can have such a unit (see
+        :meth:`units`); only those modules' units are computed here.  The same discipline
+        as :meth:`carrier_name`: only complete answers are kept."""
+        known = self._origin_reachable.get(path)
+        if known is not None:
+            return known
+        parent = {path: None}
+        todo = [path]
+        while todo:
+            node = todo.pop()
+            found = self._origin_reachable.get(node)
+            if found is None:
+                found = self._has_origin_unit(node) or None
+            if found:
+                while node is not None:
+                    self._origin_reachable[node] = True
+                    node = parent[node]
+                return True
+            if found is False:
+                continue
+            for nxt, _ in self.targets(node):
+                if nxt not in parent:
+                    parent[nxt] = node
+                    todo.append(nxt)
+        for node in parent:
+            self._origin_reachable[node] = False
+        return False
+
+    def _has_origin_unit(self, path: str) -> bool:
+        """Whether a top-level unit of ``path`` names JAX words (:meth:`units`), computed only
+        for a module whose imports allow one."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        if not roots & self.words.jax_roots and not any(r is not None and r in roots for r in self.words.origins):
+            return False
+        return any(origin for origin, _ in self.units(path).values())
 
     def _carrier_step(self, path: str, name) -> tuple:
         """``(whether the unit ``name`` of ``path`` names JAX words, the (module, name)
@@ -331,6 +379,8 @@ class Plan:
             return self.reach(path)
         self.reach_asked.add(path)
         self.targets(path)
+        if not self.origin_reachable(path):
+            return False        # no name of it or of its imports can carry (carrier_name)
         bound = self._bound.get(path, {})
         used = f.get("sink_uses")
         if not isinstance(used, list):       # not stored with the facts: read the text once

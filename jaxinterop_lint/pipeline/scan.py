@@ -55,10 +55,29 @@ def word_re(word: str):
     return re.compile(r"%s(?<![\w]%s)(?<!def %s)(?<!class %s)(?![\w])" % (w, w, w, w))
 
 
-def uses_any(text: str, words) -> bool:
-    """Whether one of ``words`` is used in ``text`` as a whole identifier (not defined)."""
+class Present:
+    """Which words occur in one text, each searched for once (the facts of a file ask
+    for some words several times): ``present(word)``."""
+
+    __slots__ = ("text", "_known")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._known: dict = {}
+
+    def __call__(self, word: str) -> bool:
+        found = self._known.get(word)
+        if found is None:
+            found = self._known[word] = word in self.text
+        return found
+
+
+def uses_any(text: str, words, present=None) -> bool:
+    """Whether one of ``words`` is used in ``text`` as a whole identifier (not defined);
+    ``present`` (a :class:`Present` of ``text``) saves searching a word twice."""
+    has = text.__contains__ if present is None else present
     for w in words:
-        if w in text and word_re(w).search(text) is not None:
+        if has(w) and word_re(w).search(text) is not None:
             return True
     return False
 
@@ -266,25 +285,26 @@ def taken_names(imports) -> frozenset:
     return frozenset(name for _, names in imports for name, _alias in names or ())
 
 
-def consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> bool:
+def consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset(), present=None) -> bool:
     """Whether ``text`` uses a consumer: a method, attribute or builtin sink, or a sink of a
     library whose root it imports, used as an attribute (``torch.tensor(``, or
     ``getattr(torch, "tensor")``) or imported by name (``taken``: the names of its
-    from-imports)."""
-    if not sinks.wants(text):
+    from-imports; ``present``: a :class:`Present` of ``text``)."""
+    if not sinks.wants(text, present):
         return False
-    return consumer_in(text, sinks, roots, taken, Aliases(text))
+    return consumer_in(text, sinks, roots, taken, Aliases(text), present)
 
 
-def consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), aliases=None) -> bool:
+def consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), aliases=None, present=None) -> bool:
     """:func:`consumer` of a part of a file (its imports, ``roots`` and ``aliases``,
     elsewhere)."""
-    if uses_any(text, sinks.standalone):
+    if uses_any(text, sinks.standalone, present):
         return True
+    has = text.__contains__ if present is None else present
     for root, names in sinks.pairs:
         if root in roots:
             for n in names:
-                if n in text and (n in taken or non_literal_use(text, n, root, aliases)):
+                if has(n) and (n in taken or non_literal_use(text, n, root, aliases)):
                     return True
     return False
 
@@ -365,9 +385,9 @@ def non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=No
     return False
 
 
-def alone(text: str, specs, jax: bool) -> bool:
+def alone(text: str, specs, jax: bool, present=None) -> bool:
     """Whether ``text`` uses the words of one of ``specs`` (see :func:`~.words.alone_words`)."""
-    return any((jax or not needs_jax) and uses_any(text, names) and (not needs or uses_any(text, needs))
+    return any((jax or not needs_jax) and uses_any(text, names, present) and (not needs or uses_any(text, needs, present))
                for names, needs, needs_jax in specs)
 
 
