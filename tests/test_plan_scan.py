@@ -1,4 +1,4 @@
-"""The plan's text scanners (jaxinterop_lint/pipeline/scan.py, issue 16): the fast scanners
+"""The plan's text scanners (jaxinterop_lint/pipeline/scan.py and toplevel.py, issue 16): the fast scanners
 decide exactly what the regular expressions they replace decided (tests/scan_reference.py,
 the scanners of 80bf1f1), on edge cases, on random texts made of the pieces that trip
 scanners, and on this repository's own sources; and the behaviours the plan relies on are
@@ -13,7 +13,7 @@ import pytest
 import scan_reference as ref
 
 from jaxinterop_lint import Config
-from jaxinterop_lint.pipeline import scan
+from jaxinterop_lint.pipeline import scan, toplevel
 from jaxinterop_lint.pipeline.facts import facts_of, words_for
 from jaxinterop_lint.pipeline.run import Session
 from jaxinterop_lint.pipeline.words import DEFAULT, bare_roles
@@ -76,9 +76,9 @@ def test_the_fast_scanners_agree_with_the_regular_expressions(texts):
         for t in (text, scan.plain_lines(text)):
             assert scan.import_roots(t) == ref.import_roots(t), repr(t)
             assert list(scan.import_roots(t)) == list(ref.import_roots(t)), repr(t)
-            assert scan.units_of(t) == _ref_units(t), repr(t)
-            assert scan.strip_prose(t) == ref._PROSE.sub("", t), repr(t)
-            assert scan.assigned(t) == tuple(ref._ASSIGNED.findall(t)), repr(t)
+            assert toplevel.units_of(t) == _ref_units(t), repr(t)
+            assert toplevel.strip_prose(t) == ref._PROSE.sub("", t), repr(t)
+            assert toplevel.assigned(t) == tuple(ref._ASSIGNED.findall(t)), repr(t)
             for w in WORDS:
                 assert scan.uses_any(t, (w,)) == ref.uses_any(t, (w,)), (w, t)
                 assert scan.uses_in_role(t, (w,)) == ref.uses_in_role(t, (w,)), (w, t)
@@ -113,7 +113,7 @@ def test_carriage_return_line_ends_are_lines():
     f = facts_of(text, "", words_for(Config()))
     assert f["imports"] == [["torch", None], ["jax", [["device_put", None]]]]
     assert f["sink"] is True and f["origin"] is True
-    assert scan.units_of(scan.plain_lines(text)) == [(("f",), "def f(x):\n    return torch.as_tensor(x)\n")]
+    assert toplevel.units_of(scan.plain_lines(text)) == [(("f",), "def f(x):\n    return torch.as_tensor(x)\n")]
 
 
 def test_a_getattr_constant_is_the_attribute_it_names():
@@ -133,7 +133,7 @@ def test_units_keep_decorators_and_blocks_and_leave_imports_out():
     text = ("import jax\n@jax.jit\n@other(\n    x=1,\n)\ndef f(a):\n    return a\n"
             "if FLAG:\n    MESH = 1\nelse:\n    MESH = 2\ntry:\n    from x import y\nexcept ImportError:\n    ALT: int = 0\n"
             "class K:\n    pass\n")
-    assert scan.units_of(text) == [
+    assert toplevel.units_of(text) == [
         (("f",), "@jax.jit\n@other(\ndef f(a):\n    return a\n"),
         (("MESH", "MESH"), "if FLAG:\n    MESH = 1\nelse:\n    MESH = 2\n"),
         (("ALT",), "try:\n    from x import y\nexcept ImportError:\n    ALT: int = 0\n"),
@@ -141,7 +141,7 @@ def test_units_keep_decorators_and_blocks_and_leave_imports_out():
 
 
 def test_prose_is_not_code():
-    assert scan.strip_prose('def f():\n    """uses jax.device_put"""\n    # and torch\n    return 1\n') == \
+    assert toplevel.strip_prose('def f():\n    """uses jax.device_put"""\n    # and torch\n    return 1\n') == \
         "def f():\n    \n\n    return 1\n"
 
 
