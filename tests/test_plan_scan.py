@@ -155,3 +155,12 @@ def test_plan_units_name_what_each_unit_uses(tmp_path):
     assert u == {"placed": (True, frozenset({"jax", "placed"})), "helper": (False, frozenset({"helper", "sharded"})),
                  "VALUE": (False, frozenset({"VALUE", "helper"}))}
     assert s.plan.carrier_name(str(proj / "pkg" / "units.py"), "VALUE")
+
+
+def test_a_word_guarded_by_a_part_is_found_as_before():
+    w = words_for(Config())
+    assert w.guards and all(part in word and part != word for word, part in w.guards.items())
+    words = sorted(set(w.guards) | set(w.guards.values()) | {"torch", "numpy"})
+    for t in TEXTS[:800] + ["x.__dlpack__()", "device_buffers", "unsafe_raw_buffer", "as_tensor(x)"]:
+        present = scan.Present(t, w.guards)
+        assert [present(x) for x in words] == [x in t for x in words], t

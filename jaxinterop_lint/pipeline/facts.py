@@ -15,7 +15,7 @@ The plan adds ``units``, ``sink_uses`` and ``defs`` when it computes them (see
 from __future__ import annotations
 
 from ..knowledge import apis
-from .scan import Present, alone, consumer, imports_of, plain_lines, taken_names, uses_in_role
+from .scan import Present, alone, consumer, guards_of, imports_of, plain_lines, taken_names, uses_in_role
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
                     count_words, jax_words)
 
@@ -39,6 +39,10 @@ class Words:
         # finding.
         alone_names = frozenset(n for specs in self.alone.values() for names, _, _ in specs for n in names)
         self.masking = Prefilter(self.sinks.standalone | alone_names, self.sinks.pairs)
+        # the words the facts search a text for, by a part several share (scan.Present)
+        self.guards = guards_of(self.sinks.standalone | alone_names | {n for specs in self.alone.values()
+                                                                        for _, needs, _ in specs for n in needs}
+                                | {r for r, _ in self.sinks.pairs} | {n for _, ns in self.sinks.pairs for n in ns})
 
 
 _WORDS: dict = {}
@@ -73,7 +77,7 @@ def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
     roots = {m.split(".")[0] for m, _ in imports}
     jax = bool(roots & w.jax_roots)
     # per rule: whether its words are used where a JAX root is imported / where none is
-    present = Present(text)
+    present = Present(text, w.guards)
     hits = {}
     for code, specs in w.alone.items():
         used = [(needs_jax, alone(text, [spec], True, present)) for spec in specs for needs_jax in [spec[2]]]

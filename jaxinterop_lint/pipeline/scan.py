@@ -45,19 +45,43 @@ def word_re(word: str):
 
 class Present:
     """Which words occur in one text, each searched for once (the facts of a file ask
-    for some words several times): ``present(word)``."""
+    for some words several times): ``present(word)``.  ``guards`` (word -> a part of it,
+    :func:`guards_of`) skip the words whose part is absent: one search for the part
+    instead of one for each word that has it."""
 
-    __slots__ = ("text", "_known")
+    __slots__ = ("text", "_known", "_guards")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, guards=None):
         self.text = text
         self._known: dict = {}
+        self._guards = guards or {}
 
     def __call__(self, word: str) -> bool:
         found = self._known.get(word)
         if found is None:
-            found = self._known[word] = word in self.text
+            part = self._guards.get(word)
+            found = self._known[word] = (part is None or self(part)) and word in self.text
         return found
+
+
+def guards_of(words, shortest: int = 6) -> dict:
+    """``{word: part}`` for the words of ``words`` that share a part (``shortest``
+    characters or more, another word whole included) with another word: the longest such
+    part (a long part is rarely in a text: its one search often saves several).  A word
+    is absent from a text when its part is (the part is in the word)."""
+    words = sorted(set(words))
+    parts: dict = {}
+    for w in words:
+        for n in range(shortest, len(w) + 1):
+            for i in range(len(w) - n + 1):
+                parts.setdefault(w[i:i + n], set()).add(w)
+    out = {}
+    for w in words:
+        best = max(((len(part), len(ws), part) for part, ws in parts.items()
+                    if part != w and w in ws and len(ws) > 1), default=None)
+        if best is not None:
+            out[w] = best[2]
+    return out
 
 
 def uses_any(text: str, words, present=None) -> bool:
