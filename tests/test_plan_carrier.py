@@ -64,3 +64,29 @@ def test_the_answers_do_not_depend_on_the_order_of_the_questions(tmp_path):
     assert dict(answers.pop()) == {("top.py", "A"): True, ("top.py", "B"): False, ("middle.py", "plain"): False,
                                    ("torch_side.py", "to_torch"): False, ("quiet.py", "version"): False,
                                    ("placed.py", "host"): False, ("placed.py", "place"): True}
+
+
+def test_a_module_naming_jax_words_appearing_deep_in_the_imports_replans_a_file(tmp_path):
+    """The decision that no module naming JAX words is behind a file read the facts of every
+    module behind it: when one of them starts naming JAX words, a warm run plans again."""
+    import os
+
+    from jaxinterop_lint import lint_paths
+    from jaxinterop_lint.pipeline.analyse import PARSES
+
+    files = {"pyproject.toml": "[project]\nname = 'p'\n", "pkg/__init__.py": "",
+             "pkg/use.py": "import torch\nfrom pkg.mid import make\n\n\ndef run(m):\n"
+                           "    return torch.from_dlpack(make(m))\n",
+             "pkg/mid.py": "from pkg.deep import build\n\n\ndef make(m):\n    return build(m)\n",
+             "pkg/deep.py": "def build(m):\n    return [1, 2]\n"}
+    proj = write(tmp_path, files)
+    use = os.path.join(str(proj), "pkg", "use.py")
+    PARSES.clear()
+    lint_paths([str(proj / "pkg" / "use.py")], Config(), jobs=1, use_cache=True)
+    assert use not in PARSES
+    (proj / "pkg" / "deep.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+        "def build(m):\n    return jax.device_put([1, 2], NamedSharding(m, P('x')))\n")
+    PARSES.clear()
+    lint_paths([str(proj / "pkg" / "use.py")], Config(), jobs=1, use_cache=True)
+    assert use in PARSES

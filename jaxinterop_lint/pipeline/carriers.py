@@ -1,7 +1,13 @@
 """The name-level half of the plan (stage 3): the top-level units of each module, the
 names each uses, and which names can hand on a multi-device value (``carrier_name``), to
 a fixpoint over the graph of (module, name) -> the names it uses.  :class:`Carriers` is
-a base of :class:`~.plan.Plan` and works on its facts, import graph and texts."""
+a base of :class:`~.plan.Plan` and works on its facts, import graph and texts.
+
+Only a module that imports a JAX root (or the root of a configured source) can have a unit
+naming JAX words, so a name can hand on a multi-device value only when such a module is
+behind it in the import graph (:meth:`Carriers.origin_reachable`): the units of the other
+modules are computed only when a question needs them (``Plan.gate``, or a search that such
+a module is behind)."""
 from __future__ import annotations
 
 import os
@@ -14,7 +20,6 @@ from .toplevel import IDENT, strip_prose, units_of
 # A unit that defines a function or class (its decorators first): device-count words there
 # do not make its name a carrier (only module-level values, such as a mesh, do).
 _DEFINES_UNIT = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?(?:def|class)\b")
-
 
 
 def _search(memo: dict, start, step) -> bool:
@@ -46,6 +51,7 @@ def _search(memo: dict, start, step) -> bool:
     for node in parent:
         memo[node] = False
     return False
+
 
 class Carriers:
     """Units and carriers of a :class:`~.plan.Plan` (which supplies ``facts``, ``targets``,
