@@ -334,6 +334,14 @@ def _getattr_re(word: str):
     return re.compile(r"\bgetattr\([^,()]*,[ \t]*[\"']%s[\"']" % w)
 
 
+@lru_cache(maxsize=256)
+def _attr_name_re(word: str):
+    # ``word`` after a dot, a space or a tab and before no word character (where an
+    # attribute ``.word`` can end), spelled word first: a search skips to its occurrences
+    w = re.escape(word)
+    return re.compile(r"%s(?<=[. \t]%s)(?![\w])" % (w, w))
+
+
 def _first_argument(text: str, start: int) -> Optional[str]:
     """The text of the first argument of the call whose ``(`` is at ``start``; None when
     it cannot be told cheaply (a string, or no end)."""
@@ -368,24 +376,18 @@ def non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=No
             if pattern.match(text, g) is not None:
                 return True
             g = text.find("getattr(", g + 8)
-    n, end = len(name), len(text)
-    i = text.find(name)
-    while i >= 0:
-        k = i + n
-        if k < end and _is_word(text[k]):
-            i = text.find(name, i + 1)
-            continue
-        dot = i - 1
+    end = len(text)
+    for m in _attr_name_re(name).finditer(text):
+        dot = m.start() - 1
         while dot >= 0 and text[dot] in " \t":
             dot -= 1
         if dot < 0 or text[dot] != ".":
-            i = text.find(name, i + 1)
             continue
         if aliases is not None and root is not None:
             r = _RECEIVER.search(text, max(0, dot - 80), dot)
             if r is not None and aliases.foreign(r.group(1), root):
-                i = text.find(name, i + 1)
                 continue
+        k = m.end()
         while k < end and text[k] in " \t":
             k += 1
         if k >= end or text[k] != "(":
@@ -393,7 +395,6 @@ def non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=No
         arg = _first_argument(text, k)
         if arg is None or not arg.strip() or not _LITERAL_REST.fullmatch(_NUMBER.sub("", arg)):
             return True
-        i = text.find(name, i + 1)
     return False
 
 
