@@ -90,6 +90,7 @@ def record(folder: str) -> dict:
         # what the run read (the plan's epoch holds these files) and whose imports it resolved
         out.setdefault("facts_read", []).extend(_rel(folder, sorted(p for p, f in plan._facts.items() if f)))
         out.setdefault("targets_known", []).extend(_rel(folder, sorted(plan._targets)))
+        out.setdefault("importers", {}).update(_rel(folder, plan.importers))    # the run's reverse graph
         for p in files:
             left = after_run[p]
             # the units and the names the consumers use are filled in when the plan needs
@@ -119,7 +120,6 @@ def record(folder: str) -> dict:
             out["files"][_rel(folder, p)] = _rel(folder, rec)
         for p in files:
             out["files"][_rel(folder, p)]["facts_end"] = _rel(folder, _decided(json.loads(json.dumps(plan._facts.get(p)))))
-        out.setdefault("importers", {}).update(_rel(folder, plan.importers))
     return out
 
 
