@@ -4,6 +4,8 @@ the ``import-linter`` contracts in ``pyproject.toml``):
 1. :mod:`.discover`  the Python files under the given paths (excludes, ``.gitignore``)
 2. :mod:`.read`      one read of each file, the hash of what was read, the stat shortcut
 3. :mod:`.plan`      cheap facts of each text and the import graph: which files are parsed
+   (names that carry: :mod:`.carriers`; the facts: :mod:`.facts`; the text scanners
+   they are read with: :mod:`.scan`, :mod:`.toplevel`)
 4. :mod:`.analyse`   the one libcst parse of a planned file and its module analysis
 5. :mod:`.judge`     the rules over the analysis' events: raw findings
    :mod:`.pool`      stages 4-5 for many files, in this process or in worker processes

@@ -29,7 +29,8 @@ import os
 import re
 from typing import Optional
 
-from .plan import _IDENT, _PROSE, _units_of, plain_lines
+from .scan import plain_lines
+from .toplevel import IDENT as _IDENT, PROSE as _PROSE, units_of as _units_of
 from .store import Store, key_of
 
 CONTEXTS = "contexts-epoch"   # the store entry (a name in the cache folder) of the stored contexts

@@ -1,7 +1,7 @@
 """Stage 3, plan: which files are parsed, computed from cheap facts of their text.
 
-A file's *facts* (:func:`facts_of`) are read from its text with a few regular expressions,
-never parsed: its imports (absolute module names and the names taken), whether it names a
+A file's *facts* (:func:`~.facts.facts_of`) are read from its text by the scanners of
+:mod:`.scan`, never parsed: its imports (absolute module names and the names taken), whether it names a
 consumer (:data:`~.words.DEFAULT`), JAX words (where multi-device values start), words that
 alone make a finding (removed APIs, FFI callbacks), array annotations (opt-in JXI009).  They
 are stored with the file's hash, so a warm run plans without reading.
@@ -31,382 +31,22 @@ from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
 from typing import Optional
 
-from ..knowledge import apis
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
+from .carriers import Carriers
+from .facts import FACTS_VERSION, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
-from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, bare_roles,
-                    build, count_words, jax_words)
+from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use, plain_lines,  # noqa: F401
+                   taken_names, uses_any, uses_in_role)
 
-FACTS_VERSION = 15
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+# Names the tests and older callers use.
+_non_literal_use = non_literal_use
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_TOP_NAME = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 
 
-# A unit that defines a function or class (its decorators first): device-count words there
-# do not make its name a carrier (only module-level values, such as a mesh, do).
-_DEFINES_UNIT = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?(?:def|class)\b")
-_PROSE = re.compile(r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|^[ \t]*#[^\n]*''', re.M)
-_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
-
-
-def _units_of(text: str) -> list:
-    """Split a module's text into top-level units: ``[(names it defines, lines)]``.  A def
-    or class defines its name (its decorators go with it); any other top-level statement
-    defines the names assigned in it (at any depth: ``if``/``try`` blocks); imports are left
-    out (the plan has them).  A line at column 0 inside a bracket or a string (rare) starts
-    a unit of its own, which only makes the plan keep more."""
-    units = []
-    current = None
-    pending: list = []
-    for line in text.splitlines(True):
-        head = line[:1]
-        if head and head not in " \t\r\n#)]}" and not line.startswith(("else", "elif", "except", "finally")):
-            if line.startswith("@"):
-                pending.append(line)
-                current = None
-                continue
-            m = _TOP_NAME.match(line)
-            if m:
-                current = [*pending, line]
-                units.append(((m.group(1),), current))
-            elif line.startswith(("import ", "from ")):
-                current = False
-            else:
-                current = [*pending, line]
-                units.append((None, current))
-            pending = []
-            continue
-        if current:
-            current.append(line)
-    return [(names if names is not None else tuple(_ASSIGNED.findall("".join(lines))), lines)
-            for names, lines in units]
-
-
-@lru_cache(maxsize=4096)
-def _word_re(word: str):
-    # A whole identifier, not the name of a def or class (defining an API is not using it).
-    return re.compile(r"(?<![\w])(?<!def )(?<!class )%s(?![\w])" % re.escape(word))
-
-
-def uses_any(text: str, words) -> bool:
-    """Whether one of ``words`` is used in ``text`` as a whole identifier (not defined)."""
-    for w in words:
-        if w in text and _word_re(w).search(text) is not None:
-            return True
-    return False
-
-
-@lru_cache(maxsize=256)
-def _role_re(word: str, role: str):
-    # ``.word`` for a method; ``word=`` after ``(`` or ``,`` for a keyword (a parameter's
-    # default spelled so counts too: that only adds to the plan).
-    w = re.escape(word)
-    if role == "method":
-        return re.compile(r"\.[ \t]*%s(?![\w])" % w)
-    return re.compile(r"[(,][ \t\r\n\\]*%s[ \t]*=(?!=)" % w)
-
-
-_ROLES: dict = {}
-
-
-def uses_in_role(text: str, words) -> bool:
-    """Whether one of ``words`` is used in ``text``: a bare JAX word (see
-    :func:`~.words.bare_roles`) only in its role, any other word as a whole identifier."""
-    if not _ROLES:
-        _ROLES.update(bare_roles())
-    for w in words:
-        if w in text:
-            role = _ROLES.get(w)
-            if (_role_re(w, role) if role else _word_re(w)).search(text) is not None:
-                return True
-    return False
-
-
-def has_word(text: str, word: str) -> bool:
-    """Whether ``word`` is used in ``text`` as a whole identifier."""
-    return uses_any(text, (word,))
-
-
-def imports_of(text: str, package: str) -> list:
-    """``[[module, names]]`` imported by ``text``: ``names`` is a list of ``[name, alias]``
-    for ``from m import ...`` (``["*", None]`` for a star import), None for ``import m``.
-    Found from the occurrences of ``import`` (faster than a multi-line regex over the text);
-    imports spelled in strings count too, which only adds to the plan."""
-    out = []
-    i = text.find("import")
-    while i >= 0:
-        start = text.rfind("\n", 0, i) + 1
-        end = text.find("\n", i)
-        end = len(text) if end < 0 else end
-        head = text[start:i].lstrip(" \t")
-        if head.startswith("from ") or not head:
-            if text.find("(", i, end) >= 0 and text.find(")", i, end) < 0:
-                close = text.find(")", end)
-                end = len(text) if close < 0 else close + 1
-            stmt = text[start:end]
-            m = _FROM.match(stmt) if head else _IMPORT.match(stmt)
-            if m is not None and head:
-                dots, mod, names = m.groups()
-                base = resolve_relative(mod or None, len(dots), package)
-                if base:
-                    taken = []
-                    for part in names.strip().strip("()").replace("\\\n", " ").replace("\n", " ").split(","):
-                        a = _ALIAS.match(part.strip())
-                        if a:
-                            taken.append([a.group(1), a.group(2)])
-                        elif part.strip() == "*":
-                            taken.append(["*", None])
-                    out.append([base, taken])
-            elif m is not None:
-                for part in m.group(1).replace("\\", " ").split(","):
-                    a = _ALIAS.match(part.strip())
-                    if a:
-                        out.append([a.group(1), None])
-        i = text.find("import", end)
-    return out
-
-
-class Words:
-    """The word lists of one configuration (see :mod:`.words`)."""
-
-    def __init__(self, extra_sinks=(), extra_sources=()):
-        self.sinks: Prefilter = build(tuple(sorted(extra_sinks))) if extra_sinks else DEFAULT
-        self.origins = jax_words(tuple(extra_sources)).by_root()
-        self.counts = count_words().by_root()
-        bare = bare_jax_words()
-        self.qualified_origins = {r: tuple(n for n in names if n not in bare) for r, names in self.origins.items()}
-        self.bare_origins = tuple(sorted(bare, key=len, reverse=True))
-        self.alone = alone_words()
-        self.annotations = annotation_words().by_root()
-        self.jax_roots = frozenset(apis.JAX_ROOTS)
-        # What the masking keeps: statements naming a consumer or a word that alone makes a
-        # finding.
-        alone = frozenset(n for specs in self.alone.values() for names, _, _ in specs for n in names)
-        self.masking = Prefilter(self.sinks.standalone | alone, self.sinks.pairs)
-
-
-_WORDS: dict = {}
-
-
-def words_for(config) -> Words:
-    """The (memoised) word lists of ``config``."""
-    key = (tuple(sorted(config.extend_sinks)), tuple(sorted(config.extend_sources)))
-    w = _WORDS.get(key)
-    if w is None:
-        w = _WORDS[key] = Words(*key)
-    return w
-
-
-def _named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
-    for root, names in by_root.items():
-        if root is None and not jax or root is not None and root not in roots:
-            continue
-        if uses_in_role(text, names):
-            return True
-    return False
-
-
-@lru_cache(maxsize=4096)
-def _attr_re(word: str):
-    """``.word`` as an attribute, or ``getattr(obj, "word"...)`` (a constant name is the
-    attribute it names, as the analysis reads it)."""
-    w = re.escape(word)
-    return re.compile(r"\.[ \t]*%s(?![\w])|\bgetattr\([^,()]*,[ \t]*[\"']%s[\"']" % (w, w))
-
-
-def _consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset()) -> bool:
-    """Whether ``text`` uses a consumer: a method, attribute or builtin sink, or a sink of a
-    library whose root it imports, used as an attribute (``torch.tensor(``, or
-    ``getattr(torch, "tensor")``) or imported by name (``taken``: the names of its
-    from-imports)."""
-    if not sinks.wants(text):
-        return False
-    return _consumer_in(text, sinks, roots, taken, Aliases(text))
-
-
-def _consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), aliases=None) -> bool:
-    """:func:`_consumer` of a part of a file (its imports, ``roots`` and ``aliases``,
-    elsewhere)."""
-    if uses_any(text, sinks.standalone):
-        return True
-    for root, names in sinks.pairs:
-        if root in roots:
-            for n in names:
-                if n in text and (n in taken or _non_literal_use(text, n, root, aliases)):
-                    return True
-    return False
-
-
-_IMPORT_AS = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_FROM_AS = re.compile(r"^[ \t]*from[ \t]+\.*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M)
-
-
-def import_roots(text: str) -> dict:
-    """``{local name: {roots of the modules it may come from}}`` for every name an import
-    statement of ``text`` binds, read from the text alone (never from what the imports
-    resolve to, so facts stored by the file's hash stay true when other files come and go)."""
-    out: dict = {}
-    for m in _IMPORT_AS.finditer(text):
-        for part in m.group(1).replace("\\", " ").split(","):
-            words = part.split()
-            if words:
-                n = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
-                out.setdefault(n, set()).add(words[0].split(".")[0])
-    for m in _FROM_AS.finditer(text):
-        r = m.group(1).split(".")[0]
-        for part in m.group(2).strip("() \t\n").replace("\n", " ").split(","):
-            words = part.split()
-            if words:
-                out.setdefault(words[-1], set()).add(r)
-    return out
-
-
-class Aliases:
-    """The libraries the names of one file's imports are bound to, computed when first
-    asked (most files never need them): :meth:`foreign`."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self._imports = None
-        self._rebound: dict = {}
-
-    def bound(self) -> dict:
-        """:func:`import_roots` of the text, computed once."""
-        if self._imports is None:
-            self._imports = import_roots(self.text)
-        return self._imports
-
-    def foreign(self, name: str, root: str) -> bool:
-        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
-        self.bound()
-        roots = self._imports.get(name)
-        if not roots or root in roots:
-            return False
-        rebound = self._rebound.get(name)
-        if rebound is None:
-            # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
-            e = re.escape(name)
-            rebound = self._rebound[name] = re.search(
-                r"(?<![\w.])%s[ \t]*=(?!=)|^[ \t]*%s[ \t]*:[^=\n]*=" % (e, e), self.text, re.M) is not None
-        return not rebound
-
-
-_RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*$")
-
-
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?j?(?![\w.])")
-_LITERAL_REST = re.compile(r"[\s,\[\]()+\-]*")
-
-
-def _first_argument(text: str, start: int) -> Optional[str]:
-    """The text of the first argument of the call whose ``(`` is at ``start``; None when
-    it cannot be told cheaply (a string, or no end)."""
-    depth = 0
-    for i in range(start + 1, min(len(text), start + 2000)):
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            if depth == 0:
-                return text[start + 1:i]
-            depth -= 1
-        elif c == "," and depth == 0:
-            return text[start + 1:i]
-        elif c in "\"'#":
-            return None
-    return None
-
-
-def _non_literal_use(text: str, name: str, root: Optional[str] = None, aliases=None) -> bool:
-    """Whether ``text`` uses the sink ``name`` (of library ``root``) as an attribute, other
-    than on a name an import binds to another library only (``np.asarray`` is no
-    ``torch.asarray``; ``aliases``: :class:`Aliases`), or in a call whose
-    first argument is a number or a (nested) list or tuple of numbers
-    (``torch.tensor([1.0, 2.0])``: no JAX value can reach it)."""
-    for m in _attr_re(name).finditer(text):
-        if m.group(0).startswith("getattr"):
-            return True
-        if aliases is not None and root is not None:
-            r = _RECEIVER.search(text, max(0, m.start() - 80), m.start())
-            if r is not None and aliases.foreign(r.group(1), root):
-                continue
-        k = m.end()
-        while k < len(text) and text[k] in " \t":
-            k += 1
-        if k >= len(text) or text[k] != "(":
-            return True
-        arg = _first_argument(text, k)
-        if arg is None or not arg.strip() or not _LITERAL_REST.fullmatch(_NUMBER.sub("", arg)):
-            return True
-    return False
-
-
-def _taken(imports) -> frozenset:
-    """The names from-imports take (as the module spells them: ``from torch import
-    from_dlpack as fd`` takes ``from_dlpack``)."""
-    return frozenset(name for _, names in imports for name, _alias in names or ())
-
-
-def _alone(text: str, specs, jax: bool) -> bool:
-    return any((jax or not needs_jax) and uses_any(text, names) and (not needs or uses_any(text, needs))
-               for names, needs, needs_jax in specs)
-
-
-def plain_lines(text: str) -> str:
-    """``text`` with ``\\r\\n`` and lone ``\\r`` line ends made ``\\n`` (the plan's regular
-    expressions see lines by ``\\n``; a file of ``\\r`` line ends is one line otherwise)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
-    """The plan's facts of one file's text (see the module docstring).  With ``lazy`` the
-    JAX words and annotations are left for :func:`more_facts` (the plan asks for them only
-    where they decide something)."""
-    text = plain_lines(text)
-    imports = imports_of(text, package)
-    roots = {m.split(".")[0] for m, _ in imports}
-    jax = bool(roots & w.jax_roots)
-    f = {
-        "v": FACTS_VERSION,
-        "imports": imports,
-        "sink": _consumer(text, w.sinks, roots, _taken(imports)),
-        "alone": sorted(code for code, specs in w.alone.items() if _alone(text, specs, jax)),
-        # the same words where no JAX root is imported: a finding when JAX code reaches the file
-        "alone_reached": sorted(code for code, specs in w.alone.items()
-                                if not jax and _alone(text, specs, True) and not _alone(text, specs, False)),
-    }
-    return f if lazy else more_facts(f, text, w)
-
-
-def more_facts(f: dict, text: str, w: Words) -> dict:
-    """``f`` with ``origin`` (JAX words) and ``annot`` (array annotations) filled in."""
-    text = plain_lines(text)
-    roots = {m.split(".")[0] for m, _ in f["imports"]}
-    jax = bool(roots & w.jax_roots)
-    f["origin"] = _named(text, w.origins, roots, jax)
-    f["annot"] = _named(text, w.annotations, roots, jax)
-    return f
-
-
-def can_find(f: dict, enabled, w: Words) -> bool:
-    """Whether a file with facts ``f`` can make a finding of an ``enabled`` rule whatever
-    JAX code reaches it: a word that alone makes one (the JXI006 words beside a consumer),
-    or a consumer beside an array annotation with JXI009 on."""
-    for code in set(f["alone"]) & set(enabled):
-        if code not in NEEDS_CONSUMER or f["sink"]:
-            return True
-    return bool(f["sink"] and f.get("annot") and "JXI009" in enabled)
-
-
-class Plan:
+class Plan(Carriers):
     """The plan of one run over one project (or over lone files: ``index`` None).
 
     ``reader`` reads and hashes; ``store`` (or None) keeps facts by hash; ``enabled`` is the
@@ -430,6 +70,7 @@ class Plan:
         self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
         self._units: dict = {}
         self._carrier_name: dict = {}
+        self._origin_reachable: dict = {}
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self._absent: dict = {}
         self._too_many: set = set()
@@ -542,122 +183,6 @@ class Plan:
                         return self._origin(found, taken, depth + 1)
         return owner
 
-    def units(self, path: str) -> dict:
-        """``{name: (names JAX words?, names used)}`` for every top-level name ``path``
-        defines (functions, classes, module-level assignments); names used are those bound
-        by the file's project imports and its own top-level names."""
-        if path in self._units:
-            return self._units[path]
-        out: dict = {}
-        self._units[path] = out
-        f = self.facts(path)
-        if f is None:
-            return out
-        self.targets(path)                          # the names its imports bind
-        if isinstance(f.get("units"), dict):      # stored with the facts: no reading
-            out.update({n: (bool(o), frozenset(u)) for n, (o, u) in f["units"].items()})
-            return out
-        try:
-            text = self.texts.get(path)
-            text = plain_lines(text if text is not None else self.reader.text(path))
-        except Exception:
-            return out
-        self.targets(path)
-        roots = {m.split(".")[0] for m, _ in f["imports"]}
-        jax = bool(roots & self.words.jax_roots)
-        jax_names = tuple({(alias or name) if names is not None else module.split(".")[0]
-                           for module, names in f["imports"] if module.split(".")[0] in self.words.jax_roots
-                           for name, alias in (names or [(None, None)]) if name != "*"} - {None})
-        units = _units_of(text)
-        # names bound by the text's imports, resolved or not: the units are stored with the
-        # facts (by this file's hash), so they must not depend on which modules exist now
-        known = set(self._bound.get(path, {})) | set(import_roots(text)) | {n for names, _ in units for n in names}
-        rooted = {r: n for r, n in self.words.origins.items() if r is not None and r in roots}
-        for names, lines in units:
-            if not names:
-                continue
-            # Docstrings and comment lines are prose, not code.
-            body = _PROSE.sub("", "".join(lines))
-            # A JAX word counts only in a unit that names JAX itself (a name a JAX import
-            # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
-            # module that imports jax elsewhere is no JAX code.
-            origin = bool(rooted) and _named(body, rooted, roots, False) or (
-                jax and uses_any(body, jax_names) and (_named(body, self.words.origins, roots, jax) or (
-                    not _DEFINES_UNIT.match(body) and _named(body, self.words.counts, roots, jax))))
-            used = frozenset(_IDENT.findall(body)) & known
-            for name in names:
-                old = out.get(name)
-                out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
-        f["units"] = {n: [o, sorted(u)] for n, (o, u) in out.items()}
-        return out
-
-    def carrier_name(self, path: str, name) -> bool:
-        """Whether taking ``name`` from module ``path`` can hand on a multi-device value:
-        the function, class or module-level name names JAX words, or uses (directly or
-        through the module's own names) a name taken from a carrier; a name the module
-        imports is followed.  ``name`` None (the module taken whole) counts as any of its
-        names; for a package only as what its ``__init__`` itself names with JAX words, so
-        a package that dispatches to submodules (one of them JAX code) does not make every
-        module that imports it reachable."""
-        key = (path, name)
-        known = self._carrier_name.get(key)
-        if known is not None:
-            return known
-        # A search of the graph of (module, name) -> the names it uses, for a unit naming
-        # JAX words.  Cycles are common (a class and a helper that use each other): a
-        # memo set while a cycle is open would make the answer depend on the order of the
-        # questions, so only complete answers are kept: False for every node of a search
-        # that found nothing, True for the path to the unit found.
-        parent = {key: None}
-        todo = [key]
-        while todo:
-            node = todo.pop()
-            found = self._carrier_name.get(node)
-            if found is None:
-                origin, succ = self._carrier_step(*node)
-                found = origin or None
-            if found:
-                while node is not None:
-                    self._carrier_name[node] = True
-                    node = parent[node]
-                return True
-            if found is False:
-                continue
-            for nxt in succ:
-                if nxt not in parent:
-                    parent[nxt] = node
-                    todo.append(nxt)
-        for node in parent:
-            self._carrier_name[node] = False
-        return False
-
-    def _carrier_step(self, path: str, name) -> tuple:
-        """``(whether the unit ``name`` of ``path`` names JAX words, the (module, name)
-        pairs it uses)`` (see :meth:`carrier_name`)."""
-        u = self.units(path)
-        bound = self._bound.get(path, {})
-        if name is None:
-            if os.path.basename(path) == "__init__.py":
-                return any(origin for origin, _ in u.values()), ()
-            return False, [(path, n) for n in u]
-        if name in u:
-            origin, used = u[name]
-            if origin:
-                return True, ()
-            succ = []
-            for n in sorted(used):
-                if n in u:
-                    if n != name:
-                        succ.append((path, n))
-                else:
-                    succ.extend((t, k) for t, k in bound.get(n, ()) if t != path)
-            return False, succ
-        return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
-
-    def carrier(self, path: str) -> bool:
-        """Whether module ``path`` can make or hand on a multi-device value."""
-        return self.carrier_name(path, None)
-
     def reach(self, path: str) -> bool:
         """Whether JAX code reaches ``path``: it names JAX words or takes a name from a carrier."""
         f = self.full_facts(path)
@@ -697,6 +222,8 @@ class Plan:
             return self.reach(path)
         self.reach_asked.add(path)
         self.targets(path)
+        if not self.origin_reachable(path):
+            return False        # no name of it or of its imports can carry (carrier_name)
         bound = self._bound.get(path, {})
         used = f.get("sink_uses")
         if not isinstance(used, list):       # not stored with the facts: read the text once
@@ -714,32 +241,6 @@ class Plan:
             elif any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ())):
                 return True
         return "*" in bound and any(t != path and self.carrier_name(t, k) for t, k in bound["*"])
-
-    def _sink_uses(self, f: dict, text: str, bound: dict) -> list:
-        """``[local names, names used]`` of :meth:`sink_reached`: the top-level names of the
-        file, and the names (local or bound by imports) that its units using a consumer,
-        and their callers in the file, use."""
-        roots = {m.split(".")[0] for m, _ in f["imports"]}
-        taken = _taken(f["imports"])
-        aliases = Aliases(text)
-        units = [(names, frozenset(_IDENT.findall(body)), _consumer_in(body, self.words.sinks, roots, taken, aliases))
-                 for names, lines in _units_of(text) for body in ["".join(lines)]]
-        local = {n for names, _, _ in units for n in names}
-        reached = {n for names, _, sink in units if sink for n in names}
-        # The callers in the file of a unit that uses a consumer (it may hand them its values).
-        grew = True
-        while grew:
-            grew = False
-            for names, ids, sink in units:
-                if not sink and names and ids & reached and not set(names) <= reached:
-                    reached |= set(names)
-                    grew = True
-        out: set = set()
-        imported = set(aliases.bound()) | set(bound)
-        for names, ids, sink in units:
-            if sink or set(names) & reached:
-                out |= ids & (local | imported)
-        return [sorted(local & out), sorted(out)]
 
     def exporter_targets(self, path: str) -> list:
         """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may
@@ -779,7 +280,7 @@ class Plan:
             names = []
             for i, (start, name) in enumerate(tops):
                 end = tops[i + 1][0] if i + 1 < len(tops) else len(text)
-                if _consumer(text[start:end], self.words.sinks, roots, _taken(f["imports"])):
+                if consumer(text[start:end], self.words.sinks, roots, taken_names(f["imports"])):
                     names.append(name)
             f["defs"] = sorted(names)
         return frozenset(f["defs"])

@@ -1,0 +1,212 @@
+"""The name-level half of the plan (stage 3): the top-level units of each module, the
+names each uses, and which names can hand on a multi-device value (``carrier_name``), to
+a fixpoint over the graph of (module, name) -> the names it uses.  :class:`Carriers` is
+a base of :class:`~.plan.Plan` and works on its facts, import graph and texts.
+
+Only a module that imports a JAX root (or the root of a configured source) can have a unit
+naming JAX words, so a name can hand on a multi-device value only when such a module is
+behind it in the import graph (:meth:`Carriers.origin_reachable`): the units of the other
+modules are computed only when a question needs them (``Plan.gate``, or a search that such
+a module is behind)."""
+from __future__ import annotations
+
+import os
+import re
+
+from .facts import named
+from .scan import Aliases, bound_names, consumer_in, plain_lines, taken_names, uses_any
+from .toplevel import IDENT, strip_prose, units_of
+
+# A unit that defines a function or class (its decorators first): device-count words there
+# do not make its name a carrier (only module-level values, such as a mesh, do).
+_DEFINES_UNIT = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?(?:def|class)\b")
+
+
+def _search(memo: dict, start, step) -> bool:
+    """Whether a node for which ``step(node)`` says True (``step``: node -> (found, the
+    nodes it leads to)) is reachable from ``start``, with ``memo`` (node -> answer) kept
+    across searches.  Cycles are common (a class and a helper that use each other): a memo
+    set while a cycle is open would make the answer depend on the order of the questions,
+    so only complete answers are kept: False for every node of a search that found
+    nothing, True for the path to the node found."""
+    parent = {start: None}
+    todo = [start]
+    while todo:
+        node = todo.pop()
+        found = memo.get(node)
+        if found is None:
+            origin, succ = step(node)
+            found = origin or None
+        if found:
+            while node is not None:
+                memo[node] = True
+                node = parent[node]
+            return True
+        if found is False:
+            continue
+        for nxt in succ:
+            if nxt not in parent:
+                parent[nxt] = node
+                todo.append(nxt)
+    for node in parent:
+        memo[node] = False
+    return False
+
+
+class Carriers:
+    """Units and carriers of a :class:`~.plan.Plan` (which supplies ``facts``, ``targets``,
+    ``_bound``, ``texts``, ``reader`` and ``words``)."""
+
+    def units(self, path: str) -> dict:
+        """``{name: (names JAX words?, names used)}`` for every top-level name ``path``
+        defines (functions, classes, module-level assignments); names used are those bound
+        by the file's project imports and its own top-level names."""
+        if path in self._units:
+            return self._units[path]
+        out: dict = {}
+        self._units[path] = out
+        f = self.facts(path)
+        if f is None:
+            return out
+        self.targets(path)                          # the names its imports bind
+        if isinstance(f.get("units"), dict):      # stored with the facts: no reading
+            out.update({n: (bool(o), frozenset(u)) for n, (o, u) in f["units"].items()})
+            return out
+        try:
+            text = self.texts.get(path)
+            text = plain_lines(text if text is not None else self.reader.text(path))
+        except Exception:
+            return out
+        self.targets(path)
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        jax = bool(roots & self.words.jax_roots)
+        jax_names = tuple({(alias or name) if names is not None else module.split(".")[0]
+                           for module, names in f["imports"] if module.split(".")[0] in self.words.jax_roots
+                           for name, alias in (names or [(None, None)]) if name != "*"} - {None})
+        units = units_of(text)
+        # names bound by the text's imports, resolved or not: the units are stored with the
+        # facts (by this file's hash), so they must not depend on which modules exist now
+        known = set(self._bound.get(path, {})) | bound_names(text) | {n for names, _ in units for n in names}
+        rooted = {r: n for r, n in self.words.origins.items() if r is not None and r in roots}
+        for names, body in units:
+            if not names:
+                continue
+            # Docstrings and comment lines are prose, not code.
+            body = strip_prose(body)
+            # A JAX word counts only in a unit that names JAX itself (a name a JAX import
+            # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
+            # module that imports jax elsewhere is no JAX code.
+            origin = bool(rooted) and named(body, rooted, roots, False) or (
+                jax and uses_any(body, jax_names) and (named(body, self.words.origins, roots, jax) or (
+                    not _DEFINES_UNIT.match(body) and named(body, self.words.counts, roots, jax))))
+            used = frozenset(known.intersection(IDENT.findall(body)))
+            for name in names:
+                old = out.get(name)
+                out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
+        f["units"] = {n: [o, sorted(u)] for n, (o, u) in out.items()}
+        return out
+
+    def carrier_name(self, path: str, name) -> bool:
+        """Whether taking ``name`` from module ``path`` can hand on a multi-device value:
+        the function, class or module-level name names JAX words, or uses (directly or
+        through the module's own names) a name taken from a carrier; a name the module
+        imports is followed.  ``name`` None (the module taken whole) counts as any of its
+        names; for a package only as what its ``__init__`` itself names with JAX words, so
+        a package that dispatches to submodules (one of them JAX code) does not make every
+        module that imports it reachable."""
+        key = (path, name)
+        known = self._carrier_name.get(key)
+        if known is not None:
+            return known
+        if not self.origin_reachable(path):
+            self._carrier_name[key] = False
+            return False
+        # A search of the graph of (module, name) -> the names it uses, for a unit naming
+        # JAX words (complete answers only: see _search).
+        return _search(self._carrier_name, key, self._carrier_next)
+
+    def _carrier_next(self, node: tuple) -> tuple:
+        """:meth:`_carrier_step` of ``node``, leaving out the successors in files that no
+        module naming JAX words is behind (:meth:`origin_reachable`)."""
+        origin, succ = self._carrier_step(*node)
+        return origin, [n for n in succ if self.origin_reachable(n[0])]
+
+    def origin_reachable(self, path: str) -> bool:
+        """Whether a module with a unit naming JAX words is ``path`` or among the files it
+        takes names from, transitively (the import graph of :meth:`targets`): when none is,
+        no name of ``path`` can hand on a multi-device value, and :meth:`carrier_name`
+        answers without the units of the modules between.  Only a module that imports a
+        JAX root (or a root of a configured source) can have such a unit (see
+        :meth:`units`); only those modules' units are computed here.  The same discipline
+        as :meth:`carrier_name`: only complete answers are kept."""
+        known = self._origin_reachable.get(path)
+        if known is not None:
+            return known
+        return _search(self._origin_reachable, path,
+                       lambda node: (self._has_origin_unit(node), [t for t, _ in self.targets(node)]))
+
+    def _has_origin_unit(self, path: str) -> bool:
+        """Whether a top-level unit of ``path`` names JAX words (:meth:`units`), computed only
+        for a module whose imports allow one."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        if not roots & self.words.jax_roots and not any(r is not None and r in roots for r in self.words.origins):
+            return False
+        return any(origin for origin, _ in self.units(path).values())
+
+    def _carrier_step(self, path: str, name) -> tuple:
+        """``(whether the unit ``name`` of ``path`` names JAX words, the (module, name)
+        pairs it uses)`` (see :meth:`carrier_name`)."""
+        u = self.units(path)
+        bound = self._bound.get(path, {})
+        if name is None:
+            if os.path.basename(path) == "__init__.py":
+                return any(origin for origin, _ in u.values()), ()
+            return False, [(path, n) for n in u]
+        if name in u:
+            origin, used = u[name]
+            if origin:
+                return True, ()
+            succ = []
+            for n in sorted(used):
+                if n in u:
+                    if n != name:
+                        succ.append((path, n))
+                else:
+                    succ.extend((t, k) for t, k in bound.get(n, ()) if t != path)
+            return False, succ
+        return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
+
+    def carrier(self, path: str) -> bool:
+        """Whether module ``path`` can make or hand on a multi-device value."""
+        return self.carrier_name(path, None)
+
+    def _sink_uses(self, f: dict, text: str, bound: dict) -> list:
+        """``[local names, names used]`` of :meth:`sink_reached`: the top-level names of the
+        file, and the names (local or bound by imports) that its units using a consumer,
+        and their callers in the file, use."""
+        roots = {m.split(".")[0] for m, _ in f["imports"]}
+        taken = taken_names(f["imports"])
+        aliases = Aliases(text)
+        split = units_of(text)
+        local = {n for names, _ in split for n in names}
+        imported = set(aliases.bound()) | set(bound)
+        known = local | imported        # the names used that count
+        units = [(names, frozenset(known.intersection(IDENT.findall(body))),
+                  consumer_in(body, self.words.sinks, roots, taken, aliases)) for names, body in split]
+        reached = {n for names, _, sink in units if sink for n in names}
+        # The callers in the file of a unit that uses a consumer (it may hand them its values).
+        grew = True
+        while grew:
+            grew = False
+            for names, ids, sink in units:
+                if not sink and names and ids & reached and not set(names) <= reached:
+                    reached |= set(names)
+                    grew = True
+        out: set = set()
+        for names, ids, sink in units:
+            if sink or set(names) & reached:
+                out |= ids
+        return [sorted(local & out), sorted(out)]

@@ -1,0 +1,114 @@
+"""The plan's facts of one file's text (stage 3, below :mod:`.plan`): read with the
+scanners of :mod:`.scan`, never parsed, and stored with the file's hash (so a warm run
+plans without reading).
+
+- ``imports``: absolute module names and the names taken (:func:`~.scan.imports_of`);
+- ``sink``: whether it names a consumer (:data:`~.words.DEFAULT`, or a configuration's);
+- ``alone`` / ``alone_reached``: words that alone make a finding (removed APIs, FFI
+  callbacks), where a JAX root is imported / where JAX code must reach the file;
+- ``origin`` (JAX words: where multi-device values start) and ``annot`` (array
+  annotations, opt-in JXI009), filled in by :func:`more_facts` when the plan asks.
+
+The plan adds ``units``, ``sink_uses`` and ``defs`` when it computes them (see
+:class:`~.plan.Plan`); :data:`FACTS_VERSION` names the shape.
+"""
+from __future__ import annotations
+
+from ..knowledge import apis
+from .scan import Present, alone, consumer, guards_of, imports_of, plain_lines, taken_names, uses_in_role
+from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
+                    count_words, jax_words)
+
+FACTS_VERSION = 15
+
+
+class Words:
+    """The word lists of one configuration (see :mod:`.words`)."""
+
+    def __init__(self, extra_sinks=(), extra_sources=()):
+        self.sinks: Prefilter = build(tuple(sorted(extra_sinks))) if extra_sinks else DEFAULT
+        self.origins = jax_words(tuple(extra_sources)).by_root()
+        self.counts = count_words().by_root()
+        bare = bare_jax_words()
+        self.qualified_origins = {r: tuple(n for n in names if n not in bare) for r, names in self.origins.items()}
+        self.bare_origins = tuple(sorted(bare, key=len, reverse=True))
+        self.alone = alone_words()
+        self.annotations = annotation_words().by_root()
+        self.jax_roots = frozenset(apis.JAX_ROOTS)
+        # What the masking keeps: statements naming a consumer or a word that alone makes a
+        # finding.
+        alone_names = frozenset(n for specs in self.alone.values() for names, _, _ in specs for n in names)
+        self.masking = Prefilter(self.sinks.standalone | alone_names, self.sinks.pairs)
+        # the words the facts search a text for, by a part several share (scan.Present)
+        self.guards = guards_of(self.sinks.standalone | alone_names | {n for specs in self.alone.values()
+                                                                        for _, needs, _ in specs for n in needs}
+                                | {r for r, _ in self.sinks.pairs} | {n for _, ns in self.sinks.pairs for n in ns})
+
+
+_WORDS: dict = {}
+
+
+def words_for(config) -> Words:
+    """The (memoised) word lists of ``config``."""
+    key = (tuple(sorted(config.extend_sinks)), tuple(sorted(config.extend_sources)))
+    w = _WORDS.get(key)
+    if w is None:
+        w = _WORDS[key] = Words(*key)
+    return w
+
+
+def named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
+    """Whether ``text`` uses a word of ``by_root`` (root -> words; root None: any JAX root,
+    counted only when ``jax``) whose root is among ``roots``."""
+    for root, names in by_root.items():
+        if root is None and not jax or root is not None and root not in roots:
+            continue
+        if uses_in_role(text, names):
+            return True
+    return False
+
+
+def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
+    """The plan's facts of one file's text (see the module docstring).  With ``lazy`` the
+    JAX words and annotations are left for :func:`more_facts` (the plan asks for them only
+    where they decide something)."""
+    text = plain_lines(text)
+    imports = imports_of(text, package)
+    roots = {m.split(".")[0] for m, _ in imports}
+    jax = bool(roots & w.jax_roots)
+    # per rule: whether its words are used where a JAX root is imported / where none is
+    present = Present(text, w.guards)
+    hits = {}
+    for code, specs in w.alone.items():
+        used = [(needs_jax, alone(text, [spec], True, present)) for spec in specs for needs_jax in [spec[2]]]
+        hits[code] = (any(u for _, u in used), any(u for needs_jax, u in used if not needs_jax))
+    f = {
+        "v": FACTS_VERSION,
+        "imports": imports,
+        "sink": consumer(text, w.sinks, roots, taken_names(imports), present),
+        "alone": sorted(code for code, (with_jax, without) in hits.items() if (with_jax if jax else without)),
+        # the same words where no JAX root is imported: a finding when JAX code reaches the file
+        "alone_reached": sorted(code for code, (with_jax, without) in hits.items()
+                                if not jax and with_jax and not without),
+    }
+    return f if lazy else more_facts(f, text, w)
+
+
+def more_facts(f: dict, text: str, w: Words) -> dict:
+    """``f`` with ``origin`` (JAX words) and ``annot`` (array annotations) filled in."""
+    text = plain_lines(text)
+    roots = {m.split(".")[0] for m, _ in f["imports"]}
+    jax = bool(roots & w.jax_roots)
+    f["origin"] = named(text, w.origins, roots, jax)
+    f["annot"] = named(text, w.annotations, roots, jax)
+    return f
+
+
+def can_find(f: dict, enabled, w: Words) -> bool:
+    """Whether a file with facts ``f`` can make a finding of an ``enabled`` rule whatever
+    JAX code reaches it: a word that alone makes one (the JXI006 words beside a consumer),
+    or a consumer beside an array annotation with JXI009 on."""
+    for code in set(f["alone"]) & set(enabled):
+        if code not in NEEDS_CONSUMER or f["sink"]:
+            return True
+    return bool(f["sink"] and f.get("annot") and "JXI009" in enabled)

@@ -1,0 +1,166 @@
+"""The plan's text scanners (jaxinterop_lint/pipeline/scan.py and toplevel.py, issue 16): the fast scanners
+decide exactly what the regular expressions they replace decided (tests/scan_reference.py,
+the scanners of 80bf1f1), on edge cases, on random texts made of the pieces that trip
+scanners, and on this repository's own sources; and the behaviours the plan relies on are
+pinned by value."""
+from __future__ import annotations
+
+import glob
+import os
+import random
+
+import pytest
+import scan_reference as ref
+
+from jaxinterop_lint import Config
+from jaxinterop_lint.pipeline import scan, toplevel
+from jaxinterop_lint.pipeline.facts import facts_of, words_for
+from jaxinterop_lint.pipeline.run import Session
+from jaxinterop_lint.pipeline.words import DEFAULT, bare_roles
+
+from test_pipeline import project
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+EDGES = [
+    "", "\n", "import", "import torch", "import torch\n", "  import torch as t, numpy\n",
+    "from . import (a,\n  b as c,\n)\nimport x\n", "from .mod import (\n a,  # one\n b)\n",
+    "from a import (b,\nfrom c import d)\n", "from a import b; import c\n", "import a.b.c as d\n",
+    "from importlib import import_module\n", "x = 'import y'\n", "\timport z\n", "import\\\n  a\n",
+    "def f():\n    import jax\n    return jax.device_put(x, device=s)\n",
+    "@decorator(\n    arg=1,\n)\n# note\ndef f():\n    pass\n",
+    "@a\n@b\nclass C:\n    x = 1\nelse_value = 2\n", "@a\nimport b\nx = 1\n", "@a\nx = 1\n",
+    "if TYPE_CHECKING:\n    y = 1\nelse:\n    y = 2\ntry:\n    z: int = 3\nexcept E:\n    z = 4\nfinally:\n    pass\n",
+    "async def g():\n    await h()\n", "class K(Base):\n    '''doc'''\n    def m(self):\n        return self.to_device(d)\n",
+    'x = """doc\nat column 0\n"""\ndef f():\n    return 1\n', "a = '\"\"\"'\nb = 1\nc = \"\"\"x\"\"\"\n",
+    'r"""doc"""if x else y\n', "# comment\n  # indented\nx = 1  # trailing\n", "x = (\n1,\n)\n",
+    "x\r= 1\r\ndef f():\r    pass\r", "\x0cdef f():\n    pass\n", "x = 1\x0b\ny = 2\n", "é = 1\ndef g():\n  pass\u2028x\n",
+    "torch.tensor([1.0, 2.0])", "torch.tensor(x)", "torch .  tensor (1)", "torch.tensorx(1)", "torch.tensor",
+    'getattr(torch, "tensor")(x)', "getattr(torch,'tensor')", "getattr(a.b, \"tensor\")", "mygetattr(t, 'tensor')",
+    "np.asarray(x)\nimport numpy as np\n", "np = torch\nnp.asarray(x)\nimport numpy as np\n",
+    "def tensor(x): pass\nclass tensor: pass\n", "f(device=d)", "f(x,\n  device = d)", "f(device==d)", "(\\\ndevice=1)",
+    "x.to_device(d)", "x. to_device (d)", "x.to_devices(d)", "for device in jax.devices(): pass",
+    "from_dlpack(x)", "torch.from_dlpack(x)\nfrom torch import from_dlpack\n", "x.__dlpack__()", "_from_dlpack(x)",
+]
+
+PIECES = ["import", "from", " ", "  ", "\t", "\n", "\n", "\r", "\r\n", "\x0c", "(", ")", "[", "]", ",", ".", "=", "==",
+          "#", "'''", '"""', "'", '"', "\\", "@", "def", "class", "async", "else", "except", "torch", "numpy", "np",
+          "jax", "tensor", "as_tensor", "from_dlpack", "__dlpack__", "device", "to_device", "device_put", "getattr(",
+          "as", "x", "y1", "1", "2.0", "-", "_", ":", ";", "é", "\u2028", "if", "try:", "jnp", "mesh", "Mesh"]
+
+
+def _random_texts(n: int, seed: int = 16) -> list:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 60))) for _ in range(n)]
+
+
+def _own_sources() -> list:
+    out = []
+    for p in sorted(glob.glob(os.path.join(ROOT, "jaxinterop_lint", "**", "*.py"), recursive=True))[:120]:
+        with open(p, encoding="utf-8") as fh:
+            out.append(fh.read())
+    return out
+
+
+TEXTS = EDGES + _random_texts(2500)
+WORDS = ("tensor", "device", "to_device", "from_dlpack", "x", "import", "jax", "np")
+
+
+def _ref_units(text):
+    return [(names, "".join(lines)) for names, lines in ref._units_of(text)]
+
+
+@pytest.mark.parametrize("texts", [TEXTS, _own_sources()], ids=["edges-and-random", "own-sources"])
+def test_the_fast_scanners_agree_with_the_regular_expressions(texts):
+    for text in texts:
+        for t in (text, scan.plain_lines(text)):
+            assert scan.import_roots(t) == ref.import_roots(t), repr(t)
+            assert list(scan.import_roots(t)) == list(ref.import_roots(t)), repr(t)
+            assert toplevel.units_of(t) == _ref_units(t), repr(t)
+            assert toplevel.strip_prose(t) == ref._PROSE.sub("", t), repr(t)
+            assert toplevel.assigned(t) == tuple(ref._ASSIGNED.findall(t)), repr(t)
+            for w in WORDS:
+                assert scan.uses_any(t, (w,)) == ref.uses_any(t, (w,)), (w, t)
+                assert scan.uses_in_role(t, (w,)) == ref.uses_in_role(t, (w,)), (w, t)
+                assert scan.used_as_method(t, w) == (ref._role_re(w, "method").search(t) is not None), (w, t)
+                assert scan.used_as_keyword(t, w) == (ref._role_re(w, "keyword").search(t) is not None), (w, t)
+                for root in (None, "torch"):
+                    assert scan.non_literal_use(t, w, root, scan.Aliases(t)) == \
+                        ref._non_literal_use(t, w, root, ref.Aliases(t)), (w, root, t)
+                assert scan.non_literal_use(t, w) == ref._non_literal_use(t, w), (w, t)
+            for roots in ({"torch"}, {"numpy", "cupy"}, set()):
+                assert scan.consumer(t, DEFAULT, roots, frozenset({"from_dlpack"})) == \
+                    ref._consumer(t, DEFAULT, roots, frozenset({"from_dlpack"})), (roots, t)
+
+
+def test_every_bare_jax_word_is_matched_in_its_role_as_before():
+    texts = TEXTS[:600]
+    for w in bare_roles():
+        for t in texts:
+            assert scan.uses_in_role(t, (w,)) == ref.uses_in_role(t, (w,)), (w, t)
+
+
+# -- behaviours pinned by value -------------------------------------------------------------
+def test_imports_in_parentheses_aliases_and_relative_imports():
+    text = "from .models import (\n    Bert as B,\n    gpt,\n)\nimport torch.nn as nn, numpy\n"
+    assert scan.imports_of(text, "pkg.sub") == [["pkg.sub.models", [["Bert", "B"], ["gpt", None]]],
+                                                ["torch.nn", None], ["numpy", None]]
+    assert scan.import_roots(text) == {"nn": {"torch"}, "numpy": {"numpy"}, "B": {"models"}, "gpt": {"models"}}
+
+
+def test_carriage_return_line_ends_are_lines():
+    text = "import torch\rfrom jax import device_put\r\ndef f(x):\r    return torch.as_tensor(x)\r"
+    f = facts_of(text, "", words_for(Config()))
+    assert f["imports"] == [["torch", None], ["jax", [["device_put", None]]]]
+    assert f["sink"] is True and f["origin"] is True
+    assert toplevel.units_of(scan.plain_lines(text)) == [(("f",), "def f(x):\n    return torch.as_tensor(x)\n")]
+
+
+def test_a_getattr_constant_is_the_attribute_it_names():
+    assert scan.non_literal_use('fn = getattr(torch, "from_dlpack")', "from_dlpack")
+    assert not scan.non_literal_use('fn = getattr(torch, "from_dlpack_x")', "from_dlpack")
+
+
+def test_literal_only_tensor_calls_and_other_libraries_are_no_consumer():
+    w = words_for(Config())
+    assert not facts_of("import torch\nx = torch.tensor([1.0, -2e3])\n", "", w)["sink"]
+    assert facts_of("import torch\nx = torch.tensor([1.0, y])\n", "", w)["sink"]
+    assert not facts_of("import torch\nimport numpy as np\nx = np.asarray(y)\n", "", w)["sink"]
+    assert facts_of("import torch\nimport numpy as np\nnp = torch\nx = np.asarray(y)\n", "", w)["sink"]
+
+
+def test_units_keep_decorators_and_blocks_and_leave_imports_out():
+    text = ("import jax\n@jax.jit\n@other(\n    x=1,\n)\ndef f(a):\n    return a\n"
+            "if FLAG:\n    MESH = 1\nelse:\n    MESH = 2\ntry:\n    from x import y\nexcept ImportError:\n    ALT: int = 0\n"
+            "class K:\n    pass\n")
+    assert toplevel.units_of(text) == [
+        (("f",), "@jax.jit\n@other(\ndef f(a):\n    return a\n"),
+        (("MESH", "MESH"), "if FLAG:\n    MESH = 1\nelse:\n    MESH = 2\n"),
+        (("ALT",), "try:\n    from x import y\nexcept ImportError:\n    ALT: int = 0\n"),
+        (("K",), "class K:\n    pass\n")]
+
+
+def test_prose_is_not_code():
+    assert toplevel.strip_prose('def f():\n    """uses jax.device_put"""\n    # and torch\n    return 1\n') == \
+        "def f():\n    \n\n    return 1\n"
+
+
+def test_plan_units_name_what_each_unit_uses(tmp_path):
+    proj = project(tmp_path, {"pkg/units.py": (
+        "import jax\nfrom pkg.shard import sharded\n\n\n@jax.jit\ndef placed(x):\n"
+        "    '''not sharded here'''\n    return jax.device_put(x, device=d)\n\n\n"
+        "def helper(x, m):\n    # placed(x)\n    return sharded(x, m)\n\n\nif True:\n    VALUE = helper\n")})
+    s = Session(str(proj), Config(), use_cache=False)
+    u = s.plan.units(str(proj / "pkg" / "units.py"))
+    assert u == {"placed": (True, frozenset({"jax", "placed"})), "helper": (False, frozenset({"helper", "sharded"})),
+                 "VALUE": (False, frozenset({"VALUE", "helper"}))}
+    assert s.plan.carrier_name(str(proj / "pkg" / "units.py"), "VALUE")
+
+
+def test_a_word_guarded_by_a_part_is_found_as_before():
+    w = words_for(Config())
+    assert w.guards and all(part in word and part != word for word, part in w.guards.items())
+    words = sorted(set(w.guards) | set(w.guards.values()) | {"torch", "numpy"})
+    for t in TEXTS[:800] + ["x.__dlpack__()", "device_buffers", "unsafe_raw_buffer", "as_tensor(x)"]:
+        present = scan.Present(t, w.guards)
+        assert [present(x) for x in words] == [x in t for x in words], t
