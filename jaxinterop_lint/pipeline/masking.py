@@ -1,11 +1,15 @@
-"""Blank the top-level statements of a file that cannot matter, before parsing.
+"""Blank the statements of a file that cannot matter, before parsing.
 
 libcst's parse is the cost of this linter, and in a large module the interop words usually
-sit in a few functions.  A light line scanner cuts the module into top-level statements; the
-statements kept are the imports, those that name an interop word (the prefilter's), and,
-transitively, those that define a name a kept statement uses.  Every other line is replaced
-by an empty line, so line and column numbers are unchanged.  The caller parses the masked
-text and falls back to the whole text if that fails.
+sit in a few functions.  CPython's ``ast`` (:mod:`.statements`) cuts the module into
+top-level statements with exact ranges and says which names their code uses (a light line
+scanner is the fallback where this Python cannot parse the text); the statements kept are
+the imports, those whose code names an interop word (the prefilter's), and, transitively,
+those that define a name a kept statement uses.  Inside a kept class the same rule keeps
+only the methods that matter.  Every other line is replaced by an empty line, so line and
+column numbers are unchanged.  The caller parses the masked text and falls back to the
+whole text if that fails; where nothing a finding can stand at is left
+(:meth:`Masker.holds_nothing`) it need not parse at all.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from ..knowledge.structures import DATACLASS_DECORATORS, RECORD_BASES, RECORD_METHODS
+from .statements import class_body, group, sink_aliases, statements, stored_attributes
 
 _TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -25,15 +29,6 @@ _IMPORT = re.compile(r"(?:import|from)\s")
 _FROM_NAMES = re.compile(r"\b([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?")
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-# What kept code needs although it names no source (issue 12, the value model): record
-# classes hold the arrays they are given (a record decorator or base of the structure tables,
-# or an ``__init__`` storing a parameter on ``self``), helpers that update a record pass its
-# arrays on (``state.apply_gradients(...)``), and helpers returning a device-count test guard.
-_RECORD_NAMES = "|".join(sorted({q.rsplit(".", 1)[-1] for q in (*DATACLASS_DECORATORS, *RECORD_BASES)}))
-_HOLDS_OR_GUARDS = re.compile(
-    rf"^@[^\n]*\b(?:{_RECORD_NAMES})\b|^class\s+\w+\([^)]*\b(?:{_RECORD_NAMES})\b|\bself\.(\w+)\s*=\s*\1\b"
-    rf"|\.(?:{'|'.join(sorted(RECORD_METHODS))})\("
-    r"|\breturn\b[^\n]*(?:devices\(|device_set\b|num_devices\b|device_count\()", re.M)
 
 
 def _statements(lines: list) -> Optional[list]:
@@ -82,48 +77,57 @@ def _statements(lines: list) -> Optional[list]:
     return [(s, (starts[k + 1] - 1) if k + 1 < len(starts) else len(lines) - 1) for k, s in enumerate(starts)]
 
 
+MIN_LINES = 40      # shorter texts are parsed whole: the masking would save too little
+_MIN_CLASS = 20     # a kept class shorter than this is kept whole
+
+
 class Masker:
     """The top-level statements of one text, and renderings of it with some blanked.
 
     A statement is kept when it is an import, names an interop word of ``prefilter`` (a
     :class:`~jaxinterop_lint.pipeline.words.Prefilter`) or a name an interop import binds, uses a
-    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses: a
-    module-level assignment always, a function or class only when it can make a
-    multi-device value (it names a source API, or uses a function or class that does).
-    ``usable`` is False when the text is too short or the scanner lost track of it.
+    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses
+    (transitively): an assignment, and a function or class whatever it does, since its
+    summary decides what a call of it returns (``def ident(a): return a``) and what a
+    callback given to kept code does (a ``buffer_callback`` target exporting its buffer).
+    Inside a kept class the same rule keeps only the methods that matter (:meth:`_members`).
+    The statements come from CPython's ``ast`` (:mod:`.statements`: exact ranges, and the
+    names *code* uses, never docstrings, comments or def names; ``exact`` is True), or where
+    this Python cannot parse the text from a line scanner (``exact`` False).  ``usable`` is
+    False when the text is too short or the scanner lost track of it.
     """
 
-    def __init__(self, text: str, prefilter, min_lines: int = 200):
+    def __init__(self, text: str, prefilter, min_lines: int = MIN_LINES):
         self.lines = _LINE.findall(text)
         if self.lines and self.lines[-1] == "":
             self.lines.pop()
-        self.stmts = _statements(self.lines) if len(self.lines) >= min_lines else None
-        self.usable = bool(self.stmts)
-        if not self.usable:
+        self.usable = self.exact = False
+        self.interesting = False
+        if len(self.lines) < min_lines:
             return
-        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
-        self.idents = [frozenset(_IDENT.findall(c)) for c in chunks]
-        imports = [bool(_IMPORT.match(c)) for c in chunks]
         roots = {r for r, _ in prefilter.pairs if r in text}
         sink_names = set(prefilter.standalone).union(*(n for r, n in prefilter.pairs if r in roots))
-        aliases: set = set()
-        for chunk, imp in zip(chunks, imports):
-            if imp:
-                for name, alias in _FROM_NAMES.findall(chunk):
-                    if name in sink_names:
-                        aliases.add(alias or name)
-        self.defines = []
-        self.is_def = []
-        for chunk in chunks:
-            m = _DEFINES_ANYWHERE.search(chunk) if chunk.startswith("@") else _DEFINES.match(chunk)
-            self.is_def.append(m is not None)
-            if m:
-                self.defines.append({m.group(1)})
-            else:
-                names = set()
-                for target in _ASSIGNED.findall(chunk):
-                    names |= set(_IDENT.findall(target))
-                self.defines.append(names)
+        read = statements(text, len(self.lines))
+        if read is not None:
+            units, tree = read
+            self.exact = True
+            self.stmts = [(u.first, u.last) for u in units]
+            self.idents = [u.uses for u in units]
+            imports = [u.is_import for u in units]
+            self.defines = [u.defines for u in units]
+            self.is_def = [u.is_def for u in units]
+            self.nodes = [class_body(u.node) if u.node is not None else None for u in units]
+            aliases = sink_aliases(tree.body, sink_names)
+        else:
+            self.stmts = _statements(self.lines)
+            if not self.stmts:
+                return
+            self.idents, imports, self.defines, self.is_def, aliases = self._scan(sink_names)
+            self.nodes = [None] * len(self.stmts)
+        if not self.stmts:
+            return
+        self.usable = True
+        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
         if "numba" in roots:
             # A kernel launch ``k[grid, block](x)`` is a sink: calls of kernels count.
             for chunk, names in zip(chunks, self.defines):
@@ -131,40 +135,94 @@ class Masker:
                     aliases |= names
         self.prefilter, self.roots, self.aliases = prefilter, roots, aliases
         self.base = [imp or self._interop(c, ids) for c, ids, imp in zip(chunks, self.idents, imports)]
+        self.imports = imports
         self.interesting = any(k and not imp for k, imp in zip(self.base, imports))
         self.by_name: dict = {}
         for i, names in enumerate(self.defines):
             for n in names:
                 self.by_name.setdefault(n, []).append(i)
-        # Functions and classes that can make a multi-device value: they name a source, or
-        # use one that does (fixpoint).  Only those are kept for the names kept code uses.
-        from .words import SOURCE_RE
 
-        self.carrying = [d and (b or bool(SOURCE_RE.search(c)) or bool(_HOLDS_OR_GUARDS.search(c)))
-                         for d, b, c in zip(self.is_def, self.base, chunks)]
-        carried = set().union(*(self.defines[i] for i, c in enumerate(self.carrying) if c))
-        grew = True
-        while grew:
-            grew = False
-            for i, d in enumerate(self.is_def):
-                if d and not self.carrying[i] and self.idents[i] & carried:
-                    self.carrying[i] = grew = True
-                    carried |= self.defines[i]
+    def _scan(self, sink_names):
+        """The line scanner's reading of the statements (the fallback): identifiers (any
+        word of the text), imports, names defined, defs, names bound by interop imports."""
+        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
+        idents = [frozenset(_IDENT.findall(c)) for c in chunks]
+        imports = [bool(_IMPORT.match(c)) for c in chunks]
+        aliases: set = set()
+        for chunk, imp in zip(chunks, imports):
+            if imp:
+                for name, alias in _FROM_NAMES.findall(chunk):
+                    if name in sink_names:
+                        aliases.add(alias or name)
+        defines, is_def = [], []
+        for chunk in chunks:
+            m = _DEFINES_ANYWHERE.search(chunk) if chunk.startswith("@") else _DEFINES.match(chunk)
+            is_def.append(m is not None)
+            if m:
+                defines.append({m.group(1)})
+            else:
+                names = set()
+                for target in _ASSIGNED.findall(chunk):
+                    names |= set(_IDENT.findall(target))
+                defines.append(names)
+        return idents, imports, defines, is_def, aliases
 
     def _interop(self, text: str, ids) -> bool:
         """Whether a statement names an interop API (or a name an interop import binds)."""
         pf = self.prefilter
         if ids & self.aliases or any(r in self.roots and names & ids for r, names in pf.pairs):
             return True
+        if self.exact:
+            return bool(ids & pf.standalone)      # names its code uses, never its text
         # A word of the prefilter counts where it is used, not where a def of that name is.
         return any(text[max(0, m.start() - 4):m.start()] != "def " for m in pf._re.finditer(text))
 
-    def _class_lines(self, a: int, b: int, needed: set, callers_of) -> Optional[list]:
-        """For a kept class spanning lines ``a..b``: which of its lines to keep, blanking the
-        methods that name no interop API, define no name in ``needed`` and are not used by a
-        kept method; None to keep the class whole."""
-        from .words import SOURCE_RE
+    def _members(self, i: int, needed: set, callers_of) -> Optional[dict]:
+        """For the kept class statement ``i``: ``{line index: replacement}`` blanking the
+        methods that name no interop API, define no name in ``needed``, are no dunder and
+        are not used by a kept method (by name, or by storing on ``self`` an attribute a
+        kept method reads); None to keep the class whole."""
+        a, b = self.stmts[i]
+        body = self.nodes[i]
+        if b - a < _MIN_CLASS:
+            return None
+        if not self.exact:
+            return self._class_lines(a, b, needed, callers_of)
+        if body is None:
+            return None
+        members = group(body, len(self.lines))
+        if len(members) < 3:
+            return None
+        texts = ["".join(self.lines[m.first:m.last + 1]) for m in members]
+        keep = [m.name is None or m.name.startswith("__") or m.name in needed
+                or self._interop(t, m.uses) or bool(callers_of and m.uses & callers_of)
+                for m, t in zip(members, texts)]
+        stores = [stored_attributes(m.node) for m in members]
+        todo = [j for j, k in enumerate(keep) if k]
+        seen: set = set()
+        while todo:
+            j = todo.pop()
+            for name in members[j].uses - seen:
+                seen.add(name)
+                for q, m in enumerate(members):
+                    if not keep[q] and (m.name == name or name in stores[q]):
+                        keep[q] = True
+                        todo.append(q)
+        if all(keep):
+            return None
+        out = {}
+        for m, k in zip(members, keep):
+            if not k:
+                for ln in range(m.first, m.last + 1):
+                    out[ln] = _blank(self.lines[ln])
+        if not any(keep):       # a class body may not be empty: one ``pass`` where it starts
+            first = members[0].first
+            line = self.lines[first]
+            out[first] = line[:len(line) - len(line.lstrip(" \t"))] + "pass" + _blank(line)
+        return out
 
+    def _class_lines(self, a: int, b: int, needed: set, callers_of) -> Optional[dict]:
+        """The scanner's :meth:`_members`: for a kept class spanning lines ``a..b``."""
         lines = self.lines[a:b + 1]
         head = next((i for i, ln in enumerate(lines) if ln.startswith("class ")), None)
         if head is None or b - a < 40:
@@ -197,7 +255,6 @@ class Masker:
             names.append(m.group(1) if m else None)
         keep = [n is None or n.startswith("__") or n in needed or self._interop(t, i)
                 or bool(callers_of and i & callers_of) for n, t, i in zip(names, texts, ids)]
-        carrying = [n is not None and (k or bool(SOURCE_RE.search(t))) for n, k, t in zip(names, keep, texts)]
         todo = [i for i, k in enumerate(keep) if k]
         seen: set = set()
         while todo:
@@ -205,19 +262,15 @@ class Masker:
             for name in ids[i] - seen:
                 seen.add(name)
                 for j, n in enumerate(names):
-                    if n == name and not keep[j] and carrying[j]:
+                    if n == name and not keep[j]:
                         keep[j] = True
                         todo.append(j)
         if all(keep) or not any(keep):
             return None
-        mask = [True] * len(lines)
-        for (s, e), k in zip(stmts, keep):
-            if not k:
-                for i in range(s, e + 1):
-                    mask[body + i] = False
-        return mask
+        return {a + body + i: _blank(self.lines[a + body + i])
+                for (s, e), k in zip(stmts, keep) if not k for i in range(s, e + 1)}
 
-    def render(self, callers_of=frozenset(), min_gain: float = 0.3) -> Optional[str]:
+    def render(self, callers_of=frozenset(), min_gain: float = 0.1) -> Optional[str]:
         """The text with the statements not kept blanked (line numbers unchanged), or None
         when less than ``min_gain`` of the lines would be blanked.  Statements that use a
         name in ``callers_of`` (functions found to export a parameter) are kept too."""
@@ -245,36 +298,46 @@ class Masker:
             for name in self.idents[i] - needed:
                 needed.add(name)
                 for j in self.by_name.get(name, ()):
-                    if not keep[j] and (self.carrying[j] or not self.is_def[j]):
+                    if not keep[j]:
                         keep[j] = True
                         todo.append(j)
         uses = Counter()
         for i, k in enumerate(keep):
             if k:
                 uses.update(self.idents[i])
-        line_masks = {}
-        for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
-            if k and self.is_def[i] and b - a >= 40:
-                # Names the rest of the kept code uses (not the class's own uses of itself).
-                outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
-                m = self._class_lines(a, b, outside, callers_of)
-                if m is not None:
-                    line_masks[i] = m
-        kept = sum((sum(line_masks[i]) if i in line_masks else b - a + 1)
-                   for i, ((a, b), k) in enumerate(zip(self.stmts, keep)) if k)
-        if kept > len(self.lines) * (1 - min_gain):
-            return None
-        self.kept = keep
-        self.inner_idents = {i: None for i in line_masks}
-        out = self.lines[:self.stmts[0][0]]
+        out = list(self.lines)
         for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
             if not k:
-                out.extend(_blank(ln) for ln in self.lines[a:b + 1])
-            elif i in line_masks:
-                out.extend(ln if m else _blank(ln) for ln, m in zip(self.lines[a:b + 1], line_masks[i]))
-            else:
-                out.extend(self.lines[a:b + 1])
+                for ln in range(a, b + 1):
+                    out[ln] = _blank(self.lines[ln])
+            elif self.is_def[i]:
+                # Names the rest of the kept code uses (not the class's own uses of itself).
+                outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
+                for ln, repl in (self._members(i, outside, callers_of) or {}).items():
+                    out[ln] = repl
+        if self.exact:      # comments between statements (those above the first stay)
+            covered = self.stmts[0][0]
+            for a, b in self.stmts:
+                for ln in range(covered, a):
+                    out[ln] = _blank(self.lines[ln])
+                covered = max(covered, b + 1)
+            for ln in range(covered, len(out)):
+                out[ln] = _blank(self.lines[ln])
+        blanked = sum(1 for new, old in zip(out, self.lines) if new is not old and not new.strip())
+        if blanked < len(self.lines) * min_gain:
+            return None
+        self.kept = keep
         return "".join(out)
+
+    def holds_nothing(self, callers_of=frozenset()) -> bool:
+        """Whether no finding can stand in this text: the ``ast`` reading (exact) found no
+        statement but imports naming an interop word or a name an interop import binds,
+        and none using a name in ``callers_of`` (names whose calls may export a parameter
+        in another module).  Every finding is reported at such a use (a sink, a removed
+        API, an FFI export in a function taking a ``Buffer``, a guard beside a sink)."""
+        if not (self.usable and self.exact) or self.interesting:
+            return False
+        return not any(ids & callers_of for ids, imp in zip(self.idents, self.imports) if not imp)
 
     def blanked_use(self, names) -> bool:
         """Whether a blanked statement of the last rendering uses one of ``names``."""

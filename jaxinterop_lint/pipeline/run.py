@@ -26,7 +26,7 @@ from typing import Optional
 
 from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
-from .analyse import build_analysis, run_analysis
+from .analyse import build_analysis, holds_no_finding, run_analysis
 from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
 from .plan import Plan, can_find, facts_of, words_for
@@ -189,6 +189,8 @@ class Session:
 
     def _judged(self, path: str):
         self._fed[path] = self.feed_contexts(path)
+        if holds_no_finding(self._text(path), self.words.masking, self.callers(path)):
+            return [], []       # issue 16: nothing a finding stands at; no libcst parse for it
         return raw_findings(self.analyse(path), path)
 
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
@@ -519,6 +521,8 @@ def lint_lone(text: str, given: str, config, force: bool = False) -> FileResult:
         return select(NOT_ANALYSED, given, config, lambda: text)   # its noqa directives may be judged (JXI100)
 
     def judged():
+        if holds_no_finding(text, w.masking):
+            return [], []
         return raw_findings(run_analysis(build_analysis(text, given, config, None, w.masking)), given)
 
     findings, handled = run_guarded(judged)   # deep-but-valid code: a thread with a large stack
