@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from .statements import class_body, group, sink_aliases, statements, stored_attributes
+from .statements import class_body, group, sink_aliases, statements, stored_attributes, uses_of
 
 _TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -79,6 +79,13 @@ def _statements(lines: list) -> Optional[list]:
 
 MIN_LINES = 40      # shorter texts are parsed whole: the masking would save too little
 _MIN_CLASS = 20     # a kept class shorter than this is kept whole
+# Dunders the analysis never reaches implicitly (display, comparison, pickling, copying):
+# kept only when kept code names them.  Every other dunder is kept with its class
+# (``__init__``, ``__call__``, ``__getitem__``, ``__enter__``, ``__post_init__`` ...).
+_INERT_DUNDERS = frozenset({
+    "__repr__", "__str__", "__format__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__",
+    "__gt__", "__ge__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+    "__copy__", "__deepcopy__", "__sizeof__", "__dir__", "__del__"})
 
 
 class Masker:
@@ -90,7 +97,7 @@ class Masker:
     (transitively): an assignment, and a function or class whatever it does, since its
     summary decides what a call of it returns (``def ident(a): return a``) and what a
     callback given to kept code does (a ``buffer_callback`` target exporting its buffer).
-    Inside a kept class the same rule keeps only the methods that matter (:meth:`_members`).
+    Inside a kept class the same rule keeps only the methods that matter (:meth:`_member_keep`).
     The statements come from CPython's ``ast`` (:mod:`.statements`: exact ranges, and the
     names *code* uses, never docstrings, comments or def names; ``exact`` is True), or where
     this Python cannot parse the text from a line scanner (``exact`` False).  ``usable`` is
@@ -116,7 +123,7 @@ class Masker:
             imports = [u.is_import for u in units]
             self.defines = [u.defines for u in units]
             self.is_def = [u.is_def for u in units]
-            self.nodes = [class_body(u.node) if u.node is not None else None for u in units]
+            self.nodes = [u.node if class_body(u.node) is not None else None for u in units]
             aliases = sink_aliases(tree.body, sink_names)
         else:
             self.stmts = _statements(self.lines)
@@ -127,6 +134,7 @@ class Masker:
         if not self.stmts:
             return
         self.usable = True
+        self._parts: dict = {}
         chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
         if "numba" in roots:
             # A kernel launch ``k[grid, block](x)`` is a sink: calls of kernels count.
@@ -177,27 +185,32 @@ class Masker:
         # A word of the prefilter counts where it is used, not where a def of that name is.
         return any(text[max(0, m.start() - 4):m.start()] != "def " for m in pf._re.finditer(text))
 
-    def _members(self, i: int, needed: set, callers_of) -> Optional[dict]:
-        """For the kept class statement ``i``: ``{line index: replacement}`` blanking the
-        methods that name no interop API, define no name in ``needed``, are no dunder and
-        are not used by a kept method (by name, or by storing on ``self`` an attribute a
-        kept method reads); None to keep the class whole."""
-        a, b = self.stmts[i]
-        body = self.nodes[i]
-        if b - a < _MIN_CLASS:
-            return None
-        if not self.exact:
-            return self._class_lines(a, b, needed, callers_of)
-        if body is None:
-            return None
-        members = group(body, len(self.lines))
-        if len(members) < 3:
-            return None
-        texts = ["".join(self.lines[m.first:m.last + 1]) for m in members]
-        keep = [m.name is None or m.name.startswith("__") or m.name in needed
+    def _class_parts(self, i: int):
+        """For statement ``i``, a class the ``ast`` reading can mask inside: ``(members,
+        their texts, the attributes each stores on self, the names the header uses
+        (decorators, bases, keywords))``; else None.  Computed once."""
+        memo = self._parts
+        if i not in memo:
+            a, b = self.stmts[i]
+            node = self.nodes[i]
+            memo[i] = None
+            if self.exact and node is not None and b - a >= _MIN_CLASS:
+                members = group(node.body, len(self.lines))
+                if len(members) >= 3:
+                    header = frozenset().union(*(uses_of(n) for n in (*node.decorator_list, *node.bases, *node.keywords)))
+                    memo[i] = (members, ["".join(self.lines[m.first:m.last + 1]) for m in members],
+                               [stored_attributes(m.node) for m in members], header)
+        return memo[i]
+
+    def _member_keep(self, parts, needed: set, callers_of) -> list:
+        """Which members of a kept class (:meth:`_class_parts`) are kept: those that name an
+        interop API, use a name in ``callers_of``, define a name in ``needed`` (used by kept
+        code outside the class), dunders (but :data:`_INERT_DUNDERS`) and class-level statements, and, transitively,
+        those a kept member uses (by name, or by storing on ``self`` an attribute it reads)."""
+        members, texts, stores, _ = parts
+        keep = [m.name is None or (m.name.startswith("__") and m.name not in _INERT_DUNDERS) or m.name in needed
                 or self._interop(t, m.uses) or bool(callers_of and m.uses & callers_of)
                 for m, t in zip(members, texts)]
-        stores = [stored_attributes(m.node) for m in members]
         todo = [j for j, k in enumerate(keep) if k]
         seen: set = set()
         while todo:
@@ -208,8 +221,11 @@ class Masker:
                     if not keep[q] and (m.name == name or name in stores[q]):
                         keep[q] = True
                         todo.append(q)
-        if all(keep):
-            return None
+        return keep
+
+    def _member_lines(self, parts, keep: list) -> dict:
+        """``{line index: replacement}`` blanking the members not kept."""
+        members = parts[0]
         out = {}
         for m, k in zip(members, keep):
             if not k:
@@ -222,7 +238,9 @@ class Masker:
         return out
 
     def _class_lines(self, a: int, b: int, needed: set, callers_of) -> Optional[dict]:
-        """The scanner's :meth:`_members`: for a kept class spanning lines ``a..b``."""
+        """The scanner's reading of a kept class spanning lines ``a..b``: ``{line index:
+        replacement}`` blanking the methods not kept (:meth:`_member_keep`'s rule, without
+        stores); None to keep the class whole."""
         lines = self.lines[a:b + 1]
         head = next((i for i, ln in enumerate(lines) if ln.startswith("class ")), None)
         if head is None or b - a < 40:
@@ -291,29 +309,59 @@ class Masker:
                     grew = True
         callers_of = frozenset(callers_of)
         keep = [k or bool(callers_of and ids & callers_of) for k, ids in zip(self.base, self.idents)]
+        # The closure of the names kept code uses.  A kept class uses what its header and
+        # its kept members use, and which members are kept depends on the names the rest
+        # of the kept code uses: a fixpoint (both only grow).
+        members: dict = {}          # class statement -> its members kept
+
+        def used(i):
+            parts = self._class_parts(i) if i in members else None
+            if parts is None:
+                return self.idents[i]
+            return parts[3].union(*(m.uses for m, k in zip(parts[0], members[i]) if k))
+
         needed: set = set()
         todo = [i for i, k in enumerate(keep) if k]
-        while todo:
-            i = todo.pop()
-            for name in self.idents[i] - needed:
-                needed.add(name)
-                for j in self.by_name.get(name, ()):
-                    if not keep[j]:
-                        keep[j] = True
-                        todo.append(j)
-        uses = Counter()
-        for i, k in enumerate(keep):
-            if k:
-                uses.update(self.idents[i])
+        while True:
+            while todo:
+                i = todo.pop()
+                if i not in members and self._class_parts(i) is not None:
+                    members[i] = self._member_keep(self._class_parts(i), needed, callers_of)
+                for name in used(i) - needed:
+                    needed.add(name)
+                    for j in self.by_name.get(name, ()):
+                        if not keep[j]:
+                            keep[j] = True
+                            todo.append(j)
+            uses = Counter()
+            for i, k in enumerate(keep):
+                if k:
+                    uses.update(used(i))
+            for i, k in enumerate(keep):
+                parts = self._class_parts(i) if k else None
+                if parts is None:
+                    continue
+                # Names the rest of the kept code uses (not the class's own uses of itself).
+                own = used(i)
+                outside = {n for n in own if uses[n] > 1} | (needed - own)
+                mk = [a or b for a, b in zip(members[i], self._member_keep(parts, outside, callers_of))]
+                if members[i] != mk:
+                    members[i] = mk
+                    todo.append(i)
+            if not todo:
+                break
         out = list(self.lines)
         for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
             if not k:
                 for ln in range(a, b + 1):
                     out[ln] = _blank(self.lines[ln])
-            elif self.is_def[i]:
-                # Names the rest of the kept code uses (not the class's own uses of itself).
+            elif i in members and not all(members[i]):
+                for ln, repl in self._member_lines(self._class_parts(i), members[i]).items():
+                    out[ln] = repl
+            elif self.is_def[i] and not self.exact:
                 outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
-                for ln, repl in (self._members(i, outside, callers_of) or {}).items():
+                a, b = self.stmts[i]
+                for ln, repl in (self._class_lines(a, b, outside, callers_of) or {}).items():
                     out[ln] = repl
         if self.exact:      # comments between statements (those above the first stay)
             covered = self.stmts[0][0]
