@@ -268,3 +268,63 @@ def test_a_file_whose_words_are_prose_and_def_names_is_not_parsed_for_its_report
     whole = lint_paths([str(tmp_path)], Config(), use_cache=False)
     assert [(f.path, f.code, f.line, f.message) for f in whole.findings] == \
         [(f.path, f.code, f.line, f.message) for f in result.findings]
+
+
+def test_a_kept_class_needs_only_what_its_kept_methods_use():
+    """A module-level helper used only by a blanked method is blanked too; one a kept
+    method (or ``__call__``, which the analysis reaches implicitly) uses is kept; a display
+    dunder is blanked unless kept code names it."""
+    filler = "".join(f"    def unrelated_{i}(self, a):\n        return a + {i}\n\n" for i in range(25))
+    code = textwrap.dedent('''\
+        import torch
+
+
+        def only_for_repr(x):
+            return str(x)
+
+
+        def for_call(x):
+            return x
+
+
+        def for_export(x):
+            return x
+
+
+        class Bridge:
+            def __repr__(self):
+                return only_for_repr(self)
+
+            def __call__(self, x):
+                return for_call(x)
+
+        {filler}
+            def export(self, x):
+                return torch.from_dlpack(for_export(x))
+        ''').format(filler=filler)
+    out = masking.Masker(code, MASKING, min_lines=0).render(min_gain=0.0)
+    assert "def for_export" in out and "def for_call" in out and "def __call__" in out
+    assert "def only_for_repr" not in out and "def __repr__" not in out and "def unrelated_0" not in out
+    named = code + "\ndef show(b):\n    return Bridge().__repr__(), torch.from_dlpack(b)\n"
+    out = masking.Masker(named, MASKING, min_lines=0).render(min_gain=0.0)
+    assert "def __repr__" in out and "def only_for_repr" in out
+
+
+def test_the_attributes_read_as_stored_are_a_superset_of_those_the_code_stores():
+    """The stores read from the text (:func:`statements.stored_attributes`) miss none that
+    ``ast`` sees stored on ``self``: in the examples and forms here, and in every class of
+    the fixtures, examples and acceptance cases."""
+    forms = ("self.a = 1\nself.b: int = 2\nself.c += 1\nself.d, self.e, self.f = x\n(self.g, self.h) = y\n"
+             "[self.i, *self.j] = z\nfor self.k in z: pass\nwith q as self.l: pass\nf(self.m)\nif self.n == 1: pass\n")
+    assert set("abcdefghijkl") <= statements.stored_attributes(forms) and not {"m", "n"} & statements.stored_attributes(forms)
+    checked = 0
+    for path in FILES + sorted((ROOT / "jaxinterop_lint").rglob("*.py")):
+        text = path.read_text()
+        tree = statements.parse(text)
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stored = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+                          and isinstance(n.value, ast.Name) and n.value.id == "self"}
+                assert stored <= statements.stored_attributes(ast.get_source_segment(text, node, padded=True)), path
+                checked += bool(stored)
+    assert checked > 50

@@ -119,7 +119,7 @@ class Masker:
             units, tree = read
             self.exact = True
             self.stmts = [(u.first, u.last) for u in units]
-            self.idents = [u.uses for u in units]
+            self.idents = _Uses(units)
             imports = [u.is_import for u in units]
             self.defines = [u.defines for u in units]
             self.is_def = [u.is_def for u in units]
@@ -142,7 +142,14 @@ class Masker:
                 if chunk.startswith("@") and _KERNEL.search(chunk):
                     aliases |= names
         self.prefilter, self.roots, self.aliases = prefilter, roots, aliases
-        self.base = [imp or self._interop(c, ids) for c, ids, imp in zip(chunks, self.idents, imports)]
+        self.chunks = chunks
+        self._rx: dict = {}
+        # A statement whose text spells no word cannot use one: its names are not read.
+        words = self._names_re(frozenset(prefilter.standalone) | aliases |
+                               frozenset().union(*(n for r, n in prefilter.pairs if r in roots)), bounded=False)
+        self._words = words
+        self.base = [imp or (words is not None and words.search(c) is not None and self._interop(c, self.idents[i]))
+                     for i, (c, imp) in enumerate(zip(chunks, imports))]
         self.imports = imports
         self.interesting = any(k and not imp for k, imp in zip(self.base, imports))
         self.by_name: dict = {}
@@ -175,6 +182,18 @@ class Masker:
                 defines.append(names)
         return idents, imports, defines, is_def, aliases
 
+    def _names_re(self, names: frozenset, bounded: bool = True):
+        """A regex finding any of ``names`` in a text (None for no names), memoised."""
+        key = (names, bounded)
+        if key not in self._rx:
+            alts = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+            self._rx[key] = re.compile(rf"\b(?:{alts})\b" if bounded else alts) if names else None
+        return self._rx[key]
+
+    def _uses_any(self, i: int, names: frozenset, rx) -> bool:
+        """Whether statement ``i`` uses one of ``names`` (``rx`` finds them in its text)."""
+        return rx is not None and rx.search(self.chunks[i]) is not None and bool(self.idents[i] & names)
+
     def _interop(self, text: str, ids) -> bool:
         """Whether a statement names an interop API (or a name an interop import binds)."""
         pf = self.prefilter
@@ -198,8 +217,8 @@ class Masker:
                 members = group(node.body, len(self.lines))
                 if len(members) >= 3:
                     header = frozenset().union(*(uses_of(n) for n in (*node.decorator_list, *node.bases, *node.keywords)))
-                    memo[i] = (members, ["".join(self.lines[m.first:m.last + 1]) for m in members],
-                               [stored_attributes(m.node) for m in members], header)
+                    texts = ["".join(self.lines[m.first:m.last + 1]) for m in members]
+                    memo[i] = (members, texts, [stored_attributes(t) for t in texts], header)
         return memo[i]
 
     def _member_keep(self, parts, needed: set, callers_of) -> list:
@@ -208,17 +227,24 @@ class Masker:
         code outside the class), dunders (but :data:`_INERT_DUNDERS`) and class-level statements, and, transitively,
         those a kept member uses (by name, or by storing on ``self`` an attribute it reads)."""
         members, texts, stores, _ = parts
+        rx = self._names_re(frozenset(callers_of))
+        words = self._words
         keep = [m.name is None or (m.name.startswith("__") and m.name not in _INERT_DUNDERS) or m.name in needed
-                or self._interop(t, m.uses) or bool(callers_of and m.uses & callers_of)
+                or (words is not None and words.search(t) is not None and self._interop(t, m.uses))
+                or (rx is not None and rx.search(t) is not None and bool(m.uses & callers_of))
                 for m, t in zip(members, texts)]
+        by_name: dict = {}
+        for q, (m, st) in enumerate(zip(members, stores)):
+            for n in st if m.name is None else (m.name, *st):
+                by_name.setdefault(n, []).append(q)
         todo = [j for j, k in enumerate(keep) if k]
         seen: set = set()
         while todo:
             j = todo.pop()
             for name in members[j].uses - seen:
                 seen.add(name)
-                for q, m in enumerate(members):
-                    if not keep[q] and (m.name == name or name in stores[q]):
+                for q in by_name.get(name, ()):
+                    if not keep[q]:
                         keep[q] = True
                         todo.append(q)
         return keep
@@ -303,22 +329,30 @@ class Masker:
         grew = True
         while grew:
             grew = False
+            frozen = frozenset(callers_of)
+            rx = self._names_re(frozen)
             for i, d in enumerate(self.is_def):
-                if d and self.idents[i] & callers_of and not self.defines[i] <= callers_of:
+                if d and not self.defines[i] <= callers_of and self._uses_any(i, frozen, rx):
                     callers_of |= self.defines[i]
                     grew = True
         callers_of = frozenset(callers_of)
-        keep = [k or bool(callers_of and ids & callers_of) for k, ids in zip(self.base, self.idents)]
+        rx = self._names_re(callers_of)
+        keep = [k or self._uses_any(i, callers_of, rx) for i, k in enumerate(self.base)]
         # The closure of the names kept code uses.  A kept class uses what its header and
         # its kept members use, and which members are kept depends on the names the rest
         # of the kept code uses: a fixpoint (both only grow).
         members: dict = {}          # class statement -> its members kept
 
+        memo: dict = {}
+
         def used(i):
             parts = self._class_parts(i) if i in members else None
             if parts is None:
                 return self.idents[i]
-            return parts[3].union(*(m.uses for m, k in zip(parts[0], members[i]) if k))
+            key = tuple(members[i])
+            if memo.get(i, (None,))[0] != key:
+                memo[i] = (key, parts[3].union(*(m.uses for m, k in zip(parts[0], members[i]) if k)))
+            return memo[i][1]
 
         needed: set = set()
         todo = [i for i, k in enumerate(keep) if k]
@@ -385,11 +419,28 @@ class Masker:
         API, an FFI export in a function taking a ``Buffer``, a guard beside a sink)."""
         if not (self.usable and self.exact) or self.interesting:
             return False
-        return not any(ids & callers_of for ids, imp in zip(self.idents, self.imports) if not imp)
+        callers_of = frozenset(callers_of)
+        rx = self._names_re(callers_of)
+        return not any(self._uses_any(i, callers_of, rx) for i, imp in enumerate(self.imports) if not imp)
 
     def blanked_use(self, names) -> bool:
         """Whether a blanked statement of the last rendering uses one of ``names``."""
         return any(not k and ids & names for k, ids in zip(self.kept, self.idents))
+
+
+class _Uses:
+    """The ``uses`` of each statement, read on demand (a sequence of frozensets)."""
+
+    __slots__ = ("units",)
+
+    def __init__(self, units):
+        self.units = units
+
+    def __getitem__(self, i):
+        return self.units[i].uses
+
+    def __len__(self):
+        return len(self.units)
 
 
 def _blank(line: str) -> str:

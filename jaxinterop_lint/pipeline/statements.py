@@ -24,15 +24,24 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 class Stmt:
     """One statement (or several sharing lines): ``first``/``last`` 0-based line indexes
-    (inclusive), ``uses`` (frozenset of names its code uses), ``defines`` (names it binds in
-    its scope), ``name`` (the name of a ``def``/``class``, else None), ``is_import``,
-    ``node`` (its ``ast`` node; None for statements merged)."""
+    (inclusive), ``uses`` (frozenset of names its code uses, computed on first use: most
+    statements of a file are never asked), ``defines`` (names it binds in its scope),
+    ``name`` (the name of a ``def``/``class``, else None), ``is_import``, ``node`` (its
+    ``ast`` node; None for statements merged)."""
 
-    __slots__ = ("first", "last", "uses", "defines", "name", "is_import", "node")
+    __slots__ = ("first", "last", "_uses", "defines", "name", "is_import", "node", "nodes")
 
-    def __init__(self, first, last, uses, defines, name, is_import, node):
-        self.first, self.last, self.uses, self.defines = first, last, uses, defines
-        self.name, self.is_import, self.node = name, is_import, node
+    def __init__(self, first, last, defines, name, is_import, node):
+        self.first, self.last, self.defines = first, last, defines
+        self.name, self.is_import, self.node, self.nodes = name, is_import, node, [node]
+        self._uses = None
+
+    @property
+    def uses(self) -> frozenset:
+        """The names the code of the statement uses (:func:`uses_of`)."""
+        if self._uses is None:
+            self._uses = frozenset().union(*map(uses_of, self.nodes))
+        return self._uses
 
     @property
     def is_def(self) -> bool:
@@ -124,19 +133,17 @@ def group(body: list, text_lines: int) -> list:
         first, last = _first_line(node) - 1, min(node.end_lineno, text_lines) - 1
         defines: set = set()
         _bound(node, defines)
-        uses = uses_of(node)
         alone = isinstance(node, _DEFS)
         if out and first <= out[-1].last:
             prev = out[-1]
             prev.last = max(prev.last, last)
-            prev.uses = prev.uses | uses
+            prev.nodes.append(node)
             prev.defines |= defines
             prev.name = prev.node = None
             prev.is_import = prev.is_import and isinstance(node, (ast.Import, ast.ImportFrom))
             continue
-        out.append(Stmt(first, last, uses, defines, node.name if alone else None,
-                        isinstance(node, (ast.Import, ast.ImportFrom)),
-                        node))
+        out.append(Stmt(first, last, defines, node.name if alone else None,
+                        isinstance(node, (ast.Import, ast.ImportFrom)), node))
     return out
 
 
@@ -154,12 +161,18 @@ def class_body(node) -> Optional[list]:
     return node.body if isinstance(node, ast.ClassDef) else None
 
 
-def stored_attributes(node) -> frozenset:
-    """The attributes ``node`` assigns on ``self`` (``self.x = ...``, ``self.x += ...``)."""
-    if node is None:
-        return frozenset()
-    return frozenset(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                     and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self")
+_SELF_STORE = re.compile(
+    r"\bself\.(\w+)\s*(?::[^=\n]*)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)"     # self.x (: T) (op)= ...
+    r"|\bself\.(\w+)\s*[)\]]\s*=(?!=)"                                       # (a, self.x) = ...
+    r"|(?:^|(?<=,))[ \t(\[]*self\.(\w+)\s*,"                                       # self.x, b = / a, self.x, b =
+    r"|\b(?:for|as)\s+\(?self\.(\w+)", re.M)                                  # for self.x in / as self.x
+
+
+def stored_attributes(text: str) -> frozenset:
+    """The attributes the code ``text`` may assign on ``self`` (``self.x = ...``,
+    ``self.x: T = ...``, ``self.x += ...``, ``self.a, self.b = ...``, ``for self.x in``,
+    ``as self.x``): read from the text, a superset of what it stores."""
+    return frozenset(n for groups in _SELF_STORE.findall(text) for n in groups if n)
 
 
 def sink_aliases(tree_nodes, sink_names) -> set:
