@@ -58,8 +58,11 @@ def test_masked_text_keeps_lines_and_blanks_the_rest():
 
 
 def test_scanner_gives_up_on_unbalanced_text():
-    assert masking.Masker('x = """\nnever closed\n' * 301, DEFAULT).usable is False
-    assert masking.Masker('x = """\nclosed\n' * 300, DEFAULT).usable is True
+    word = "y = torch.from_dlpack(z)\n"
+    assert masking.Masker(word + 'x = """\nnever closed\n' * 301, DEFAULT).usable is False
+    assert masking.Masker(word + 'x = """\nclosed\n' * 300, DEFAULT).usable is True
+    # a text that spells no interop word is not read at all: nothing in it to keep
+    assert masking.Masker('x = """\nclosed\n' * 300, DEFAULT).usable is False
 
 
 def test_callers_of_a_helper_naming_a_consumer_are_kept_so_the_text_is_parsed_once():

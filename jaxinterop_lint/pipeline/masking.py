@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from .statements import class_body, group, sink_aliases, statements, stored_attributes, uses_of
+from .statements import class_body, group, parse, sink_aliases, statements, stored_attributes, uses_of
 
 _TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -110,10 +110,18 @@ class Masker:
             self.lines.pop()
         self.usable = self.exact = False
         self.interesting = False
+        self.spelled = True
+        self._rx: dict = {}
         if len(self.lines) < min_lines:
             return
         roots = {r for r, _ in prefilter.pairs if r in text}
         sink_names = set(prefilter.standalone).union(*(n for r, n in prefilter.pairs if r in roots))
+        if self._names_re(frozenset(sink_names), bounded=False) is None or \
+                self._names_re(frozenset(sink_names), bounded=False).search(text) is None:
+            # No word anywhere in the text: no statement can name one (nor bind one by an
+            # import), so nothing to mask, and nothing to read with ``ast``.
+            self.spelled, self._text = False, text
+            return
         read = statements(text, len(self.lines))
         if read is not None:
             units, tree = read
@@ -143,7 +151,6 @@ class Masker:
                     aliases |= names
         self.prefilter, self.roots, self.aliases = prefilter, roots, aliases
         self.chunks = chunks
-        self._rx: dict = {}
         # A statement whose text spells no word cannot use one: its names are not read.
         words = self._names_re(frozenset(prefilter.standalone) | aliases |
                                frozenset().union(*(n for r, n in prefilter.pairs if r in roots)), bounded=False)
@@ -412,15 +419,17 @@ class Masker:
         return "".join(out)
 
     def holds_nothing(self, callers_of=frozenset()) -> bool:
-        """Whether no finding can stand in this text: the ``ast`` reading (exact) found no
-        statement but imports naming an interop word or a name an interop import binds,
-        and none using a name in ``callers_of`` (names whose calls may export a parameter
+        """Whether no finding can stand in this text: no interop word is spelled in it, or
+        the ``ast`` reading (exact) found no statement but imports naming an interop word or
+        a name an interop import binds; and none uses a name in ``callers_of`` (names whose calls may export a parameter
         in another module).  Every finding is reported at such a use (a sink, a removed
         API, an FFI export in a function taking a ``Buffer``, a guard beside a sink)."""
-        if not (self.usable and self.exact) or self.interesting:
-            return False
         callers_of = frozenset(callers_of)
         rx = self._names_re(callers_of)
+        if not self.spelled:    # (a text this Python cannot parse is analysed, for its error)
+            return (rx is None or rx.search(self._text) is None) and parse(self._text) is not None
+        if not (self.usable and self.exact) or self.interesting:
+            return False
         return not any(self._uses_any(i, callers_of, rx) for i, imp in enumerate(self.imports) if not imp)
 
     def blanked_use(self, names) -> bool:
