@@ -57,7 +57,7 @@ def _masker(text: str, sinks: Prefilter, min_lines: int):
     :func:`holds_no_finding` and the parse that may follow)."""
     from .masking import Masker
 
-    if _LAST[0] is text and _LAST[1] is sinks and (_LAST[2] == min_lines or len(_LAST[3].lines) >= min_lines >= _LAST[2]):
+    if _LAST[1] is sinks and _LAST[0] == text and (_LAST[2] == min_lines or len(_LAST[3].lines) >= min_lines >= _LAST[2]):
         return _LAST[3]
     masker = Masker(text, sinks, min_lines)
     _LAST[:] = [text, sinks, min_lines, masker]

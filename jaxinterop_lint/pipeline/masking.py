@@ -116,10 +116,10 @@ class Masker:
             return
         roots = {r for r, _ in prefilter.pairs if r in text}
         sink_names = set(prefilter.standalone).union(*(n for r, n in prefilter.pairs if r in roots))
-        if self._names_re(frozenset(sink_names), bounded=False) is None or \
-                self._names_re(frozenset(sink_names), bounded=False).search(text) is None:
-            # No word anywhere in the text: no statement can name one (nor bind one by an
-            # import), so nothing to mask, and nothing to read with ``ast``.
+        spelled = self._names_re(frozenset(sink_names))
+        if spelled is None or spelled.search(text) is None:
+            # No word anywhere in the text (as a whole identifier): no statement's code can
+            # name one (nor an import bind one), so nothing to mask, nothing to read with ast.
             self.spelled, self._text = False, text
             return
         read = statements(text, len(self.lines))
@@ -153,7 +153,7 @@ class Masker:
         self.chunks = chunks
         # A statement whose text spells no word cannot use one: its names are not read.
         words = self._names_re(frozenset(prefilter.standalone) | aliases |
-                               frozenset().union(*(n for r, n in prefilter.pairs if r in roots)), bounded=False)
+                               frozenset().union(*(n for r, n in prefilter.pairs if r in roots)), bounded=self.exact)
         self._words = words
         self.base = [imp or (words is not None and words.search(c) is not None and self._interop(c, self.idents[i]))
                      for i, (c, imp) in enumerate(zip(chunks, imports))]

@@ -189,7 +189,8 @@ class Session:
 
     def _judged(self, path: str):
         self._fed[path] = self.feed_contexts(path)
-        if holds_no_finding(self._text(path), self.words.masking, self.callers(path)):
+        made = self._project is not None and self._project.by_path.get(os.path.abspath(path)) is not None
+        if not made and holds_no_finding(self._text(path), self.words.masking, self.callers(path)):
             return [], []       # issue 16: nothing a finding stands at; no libcst parse for it
         return raw_findings(self.analyse(path), path)
 
