@@ -328,3 +328,31 @@ def test_the_attributes_read_as_stored_are_a_superset_of_those_the_code_stores()
                 assert stored <= statements.stored_attributes(ast.get_source_segment(text, node, padded=True)), path
                 checked += bool(stored)
     assert checked > 50
+
+
+def test_a_module_analysed_only_for_a_summary_is_parsed_whole(tmp_path, monkeypatch):
+    """Masking keeps what a file's own findings need; a module that can make no finding by
+    itself, parsed for what its importers take from it, is parsed whole (and not read with
+    ``ast`` for nothing)."""
+    filler = "".join(f"def helper_{i}(a):\n    return a + {i}\n\n" for i in range(40))
+    (tmp_path / "pyproject.toml").touch()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").touch()
+    (tmp_path / "pkg" / "a.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n" + filler +
+        "def make(x, m):\n    return jax.device_put(x, NamedSharding(m, P('x')))\n")
+    (tmp_path / "pkg" / "b.py").write_text(
+        "import torch\nfrom pkg.a import make\n\n" + filler +
+        "def f(x, m):\n    return torch.from_dlpack(make(x, m))\n")
+    seen = {}
+    real = run.build_analysis
+
+    def spy(text, path, config, project=None, sinks=None, callers=frozenset(), whole=False):
+        ma = real(text, path, config, project, sinks, callers, whole)
+        seen[path.rsplit("/", 1)[-1]] = (sinks is not None, ma.parsed_text == text)
+        return ma
+
+    monkeypatch.setattr(run, "build_analysis", spy)
+    result = lint_paths([str(tmp_path)], Config(), use_cache=False)
+    assert [(f.path.rsplit("/", 1)[-1], f.code) for f in result.findings] == [("b.py", "JXI002")]
+    assert seen["a.py"] == (False, True) and seen["b.py"] == (True, False)

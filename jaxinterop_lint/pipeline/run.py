@@ -152,7 +152,11 @@ class Session:
     def _make_analysis(self, path: str, project, text=None):
         try:
             text = text if text is not None else self._text(path)
-            return build_analysis(text, path, self.config, project, self.words.masking, self.callers(path))
+            # A module analysed only for what other modules take from it (it can make no
+            # finding by itself) is parsed whole: the masking keeps what its own findings
+            # need, and reading it with ``ast`` would only cost (issue 16).
+            masking = self.words.masking if self.plan.direct(path) else None
+            return build_analysis(text, path, self.config, project, masking, self.callers(path))
         except SourceError as exc:
             self.errors[path] = exc
             return None
