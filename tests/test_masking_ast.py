@@ -7,6 +7,7 @@ line scanner it falls back to."""
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import textwrap
 
@@ -356,3 +357,41 @@ def test_a_module_analysed_only_for_a_summary_is_parsed_whole(tmp_path, monkeypa
     result = lint_paths([str(tmp_path)], Config(), use_cache=False)
     assert [(f.path.rsplit("/", 1)[-1], f.code) for f in result.findings] == [("b.py", "JXI002")]
     assert seen["a.py"] == (False, True) and seen["b.py"] == (True, False)
+
+
+def test_the_names_used_are_those_of_a_plain_ast_walk():
+    """:func:`statements.uses_of` (one explicit walk) gives, for every statement of the
+    fixtures, examples, cases and the package itself, the names a plain ``ast.walk`` finds:
+    identifiers, attributes, keywords, imports, globals, getattr constants, string
+    annotations; never other constants."""
+    def plain(node):
+        out = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                out.add(n.attr)
+            elif isinstance(n, ast.keyword) and n.arg:
+                out.add(n.arg)
+            elif isinstance(n, ast.alias):
+                out.update(n.name.split("."))
+                out.update([n.asname] if n.asname else [])
+            elif isinstance(n, ast.ImportFrom) and n.module:
+                out.update(n.module.split("."))
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                out.update(n.names)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr", "setattr", "delattr") \
+                    and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+                out.add(n.args[1].value)
+            for ann in (getattr(n, "annotation", None), getattr(n, "returns", None)):
+                if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                    out.update(re.findall(r"[A-Za-z_]\w*", ann.value))
+        return frozenset(out)
+
+    count = 0
+    for path in FILES + sorted((ROOT / "jaxinterop_lint").rglob("*.py")):
+        tree = statements.parse(path.read_text())
+        for node in tree.body if tree else ():
+            assert statements.uses_of(node) == plain(node), (path, node.lineno)
+            count += 1
+    assert count > 1000

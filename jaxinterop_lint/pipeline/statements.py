@@ -64,44 +64,61 @@ def _first_line(node) -> int:
 
 
 def _annotation_names(node, out: set) -> None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+    if type(node) is ast.Constant and isinstance(node.value, str):
         out.update(_IDENT.findall(node.value))
 
 
 def uses_of(node) -> frozenset:
-    """The names the code of ``node`` uses (see the module docstring)."""
+    """The names the code of ``node`` uses (see the module docstring).  One explicit walk
+    (several times faster than ``ast.walk``: this runs over every kept statement)."""
     out: set = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            out.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            out.add(n.attr)
-        elif isinstance(n, ast.keyword):
+    add = out.add
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        t = type(n)
+        if t is ast.Name:
+            add(n.id)
+            continue
+        if t is ast.Constant:
+            continue
+        if t is ast.Attribute:
+            add(n.attr)
+        elif t is ast.keyword:
             if n.arg:
-                out.add(n.arg)
-        elif isinstance(n, ast.alias):
+                add(n.arg)
+        elif t is ast.Call:
+            f = n.func
+            if type(f) is ast.Name and f.id in _NAME_CALLS and len(n.args) >= 2:
+                a = n.args[1]
+                if type(a) is ast.Constant and isinstance(a.value, str):
+                    add(a.value)
+        elif t is ast.alias:
             out.update(n.name.split("."))
             if n.asname:
-                out.add(n.asname)
-        elif isinstance(n, ast.ImportFrom):
+                add(n.asname)
+            continue
+        elif t is ast.ImportFrom:
             if n.module:
                 out.update(n.module.split("."))
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+        elif t is ast.Global or t is ast.Nonlocal:
             out.update(n.names)
-        elif isinstance(n, ast.Call):
-            f = n.func
-            if isinstance(f, ast.Name) and f.id in _NAME_CALLS and len(n.args) >= 2:
-                a = n.args[1]
-                if isinstance(a, ast.Constant) and isinstance(a.value, str):
-                    out.add(a.value)
-        elif isinstance(n, ast.arg):
-            if n.annotation is not None:
-                _annotation_names(n.annotation, out)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if n.returns is not None:
-                _annotation_names(n.returns, out)
-        elif isinstance(n, ast.AnnAssign):
+            continue
+        elif t is ast.arg:
             _annotation_names(n.annotation, out)
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            _annotation_names(n.returns, out)
+        elif t is ast.AnnAssign:
+            _annotation_names(n.annotation, out)
+        for field in n._fields:
+            v = getattr(n, field, None)
+            if v.__class__ is list:
+                for x in v:
+                    if isinstance(x, ast.AST):
+                        push(x)
+            elif isinstance(v, ast.AST):
+                push(v)
     return frozenset(out)
 
 
