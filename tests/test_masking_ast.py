@@ -127,9 +127,9 @@ def test_words_in_prose_and_def_names_name_nothing_but_code_does(monkeypatch):
 def test_scanner_reading_is_the_fallback_where_ast_cannot_parse(monkeypatch):
     code = "import torch\n" + "".join(f"def f{i}(a):\n    return a\n" for i in range(30)) + \
         "def g(x):\n    return torch.from_dlpack(x)\n"
-    assert masking.Masker(code, MASKING).exact
+    assert masking.Masker(code, MASKING, min_lines=0).exact
     monkeypatch.setattr(masking, "statements", lambda text, n: None)
-    m = masking.Masker(code, MASKING)
+    m = masking.Masker(code, MASKING, min_lines=0)
     assert m.usable and not m.exact and m.render() is not None
     # text neither reader can cut: parsed whole
     assert statements.statements("def f(:\n", 1) is None
@@ -335,7 +335,7 @@ def test_a_module_analysed_only_for_a_summary_is_parsed_whole(tmp_path, monkeypa
     """Masking keeps what a file's own findings need; a module that can make no finding by
     itself, parsed for what its importers take from it, is parsed whole (and not read with
     ``ast`` for nothing)."""
-    filler = "".join(f"def helper_{i}(a):\n    return a + {i}\n\n" for i in range(40))
+    filler = "".join(f"def helper_{i}(a):\n    return a + {i}\n\n" for i in range(80))
     (tmp_path / "pyproject.toml").touch()
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").touch()

@@ -24,7 +24,8 @@ _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
 
-MIN_LINES = 40      # shorter texts are parsed whole: the masking would save too little
+MIN_LINES = 200     # shorter texts are parsed whole (a module whose names another one imports,
+#                     unused here, would lose them: issue 16 leaves that for larger files only)
 _MIN_CLASS = 20     # a kept class shorter than this is kept whole
 # Dunders the analysis never reaches implicitly (display, comparison, pickling, copying):
 # kept only when kept code names them.  Every other dunder is kept with its class
