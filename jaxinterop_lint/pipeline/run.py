@@ -526,8 +526,6 @@ def lint_lone(text: str, given: str, config, force: bool = False) -> FileResult:
         return select(NOT_ANALYSED, given, config, lambda: text)   # its noqa directives may be judged (JXI100)
 
     def judged():
-        if holds_no_finding(text, w.masking):
-            return [], []
         return raw_findings(run_analysis(build_analysis(text, given, config, None, w.masking)), given)
 
     findings, handled = run_guarded(judged)   # deep-but-valid code: a thread with a large stack
