@@ -6,34 +6,20 @@ import textwrap
 import pytest
 
 import jaxinterop_lint.pipeline.masking as masking
-from conftest import ROOT, SHARED
 from jaxinterop_lint import Config, lint_source
 from jaxinterop_lint.pipeline.words import DEFAULT
 
-FILES = sorted(list((ROOT / "fixtures").rglob("*.py")) + list((ROOT / "examples").rglob("*.py")) +
-               list((SHARED / "cases").glob("*.py")))
+# The differential test (masked findings = whole-text findings on every fixture, example
+# and acceptance case) is in test_masking_ast.py.
 
 
 @pytest.fixture
 def always_mask(monkeypatch):
     """Mask every file, however short and however little it saves."""
     init, render = masking.Masker.__init__, masking.Masker.render
-    monkeypatch.setattr(masking.Masker, "__init__", lambda self, text, pf, min_lines=200: init(self, text, pf, 0))
+    monkeypatch.setattr(masking.Masker, "__init__", lambda self, text, pf, min_lines=0: init(self, text, pf, 0))
     monkeypatch.setattr(masking.Masker, "render",
-                        lambda self, callers_of=frozenset(), min_gain=0.3: render(self, callers_of, 0.0))
-
-
-def _findings(path):
-    return [(f.line, f.column, f.code, f.message, f.fix) for f in lint_source(path.read_text(), str(path), Config()).findings]
-
-
-def test_masking_changes_no_finding_and_no_fix(always_mask, monkeypatch):
-    masked = {p: _findings(p) for p in FILES}
-    monkeypatch.undo()
-    monkeypatch.setattr(masking.Masker, "render", lambda self, callers_of=frozenset(), min_gain=0.3: None)
-    whole = {p: _findings(p) for p in FILES}
-    assert len(FILES) > 40
-    assert masked == whole
+                        lambda self, callers_of=frozenset(), min_gain=0.0: render(self, callers_of, 0.0))
 
 
 def test_masked_text_keeps_lines_and_blanks_the_rest():
@@ -72,8 +58,11 @@ def test_masked_text_keeps_lines_and_blanks_the_rest():
 
 
 def test_scanner_gives_up_on_unbalanced_text():
-    assert masking.Masker('x = """\nnever closed\n' * 301, DEFAULT).usable is False
-    assert masking.Masker('x = """\nclosed\n' * 300, DEFAULT).usable is True
+    word = "y = torch.from_dlpack(z)\n"
+    assert masking.Masker(word + 'x = """\nnever closed\n' * 301, DEFAULT).usable is False
+    assert masking.Masker(word + 'x = """\nclosed\n' * 300, DEFAULT).usable is True
+    # a text that spells no interop word is not read at all: nothing in it to keep
+    assert masking.Masker('x = """\nclosed\n' * 300, DEFAULT).usable is False
 
 
 def test_callers_of_a_helper_naming_a_consumer_are_kept_so_the_text_is_parsed_once():

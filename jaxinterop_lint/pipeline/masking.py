@@ -1,11 +1,15 @@
-"""Blank the top-level statements of a file that cannot matter, before parsing.
+"""Blank the statements of a file that cannot matter, before parsing.
 
 libcst's parse is the cost of this linter, and in a large module the interop words usually
-sit in a few functions.  A light line scanner cuts the module into top-level statements; the
-statements kept are the imports, those that name an interop word (the prefilter's), and,
-transitively, those that define a name a kept statement uses.  Every other line is replaced
-by an empty line, so line and column numbers are unchanged.  The caller parses the masked
-text and falls back to the whole text if that fails.
+sit in a few functions.  CPython's ``ast`` (:mod:`.statements`) cuts the module into
+top-level statements with exact ranges and says which names their code uses (a light line
+scanner is the fallback where this Python cannot parse the text); the statements kept are
+the imports, those whose code names an interop word (the prefilter's), and, transitively,
+those that define a name a kept statement uses.  Inside a kept class the same rule keeps
+only the methods that matter.  Every other line is replaced by an empty line, so line and
+column numbers are unchanged.  The caller parses the masked text and falls back to the
+whole text if that fails; where nothing a finding can stand at is left
+(:meth:`Masker.holds_nothing`) it need not parse at all.
 """
 from __future__ import annotations
 
@@ -13,73 +17,23 @@ import re
 from collections import Counter
 from typing import Optional
 
-from ..knowledge.structures import DATACLASS_DECORATORS, RECORD_BASES, RECORD_METHODS
+from .scanner import blank as _blank, class_lines, scan, statements as scan_statements
+from .statements import class_body, group, parse, sink_aliases, statements, stored_attributes, uses_of
 
-_TOKEN = re.compile(r'''("""|\'\'\')|("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\#)|([(\[{])|([)\]}])''')
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CONTINUES = re.compile(r"(?:else|elif|except|finally|case)\b|[)\]}]")
-_DEFINES = re.compile(r"(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
-_DEFINES_ANYWHERE = re.compile(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
-_ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_][\w, \t]*?)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
-_IMPORT = re.compile(r"(?:import|from)\s")
-_FROM_NAMES = re.compile(r"\b([A-Za-z_]\w*)(?:\s+as\s+([A-Za-z_]\w*))?")
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-# What kept code needs although it names no source (issue 12, the value model): record
-# classes hold the arrays they are given (a record decorator or base of the structure tables,
-# or an ``__init__`` storing a parameter on ``self``), helpers that update a record pass its
-# arrays on (``state.apply_gradients(...)``), and helpers returning a device-count test guard.
-_RECORD_NAMES = "|".join(sorted({q.rsplit(".", 1)[-1] for q in (*DATACLASS_DECORATORS, *RECORD_BASES)}))
-_HOLDS_OR_GUARDS = re.compile(
-    rf"^@[^\n]*\b(?:{_RECORD_NAMES})\b|^class\s+\w+\([^)]*\b(?:{_RECORD_NAMES})\b|\bself\.(\w+)\s*=\s*\1\b"
-    rf"|\.(?:{'|'.join(sorted(RECORD_METHODS))})\("
-    r"|\breturn\b[^\n]*(?:devices\(|device_set\b|num_devices\b|device_count\()", re.M)
 
 
-def _statements(lines: list) -> Optional[list]:
-    """Split lines into top-level statements: a list of ``(first, last)`` line indexes.
-    None when the scanner loses track (unterminated string or bracket)."""
-    starts = []
-    depth = 0
-    triple = None
-    continued = False
-    decorating = False
-    for i, line in enumerate(lines):
-        if triple is None and depth == 0 and not continued and line[:1] not in ("", " ", "\t", "\r", "\n", "#", "\f") \
-                and not _CONTINUES.match(line):
-            if decorating and not line.startswith("@"):
-                decorating = False          # the def or class of the decorators above
-            elif not decorating:
-                starts.append(i)
-                decorating = line.startswith("@")
-        pos = 0
-        while True:
-            if triple is not None:
-                end = line.find(triple, pos)
-                if end == -1:
-                    break
-                triple, pos = None, end + 3
-                continue
-            m = _TOKEN.search(line, pos)
-            if m is None:
-                break
-            if m.group(1):
-                triple, pos = m.group(1), m.end()
-            elif m.group(3):
-                break
-            elif m.group(4):
-                depth += 1
-                pos = m.end()
-            elif m.group(5):
-                depth = max(0, depth - 1)
-                pos = m.end()
-            else:
-                pos = m.end()
-        stripped = line.rstrip("\r\n")
-        continued = triple is None and stripped.endswith("\\")
-    if triple is not None or depth:
-        return None
-    return [(s, (starts[k + 1] - 1) if k + 1 < len(starts) else len(lines) - 1) for k, s in enumerate(starts)]
+MIN_LINES = 200     # shorter texts are parsed whole (a module whose names another one imports,
+#                     unused here, would lose them: issue 16 leaves that for larger files only)
+_MIN_CLASS = 20     # a kept class shorter than this is kept whole
+# Dunders the analysis never reaches implicitly (display, comparison, pickling, copying):
+# kept only when kept code names them.  Every other dunder is kept with its class
+# (``__init__``, ``__call__``, ``__getitem__``, ``__enter__``, ``__post_init__`` ...).
+_INERT_DUNDERS = frozenset({
+    "__repr__", "__str__", "__format__", "__hash__", "__eq__", "__ne__", "__lt__", "__le__",
+    "__gt__", "__ge__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+    "__copy__", "__deepcopy__", "__sizeof__", "__dir__", "__del__"})
 
 
 class Masker:
@@ -87,137 +41,159 @@ class Masker:
 
     A statement is kept when it is an import, names an interop word of ``prefilter`` (a
     :class:`~jaxinterop_lint.pipeline.words.Prefilter`) or a name an interop import binds, uses a
-    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses: a
-    module-level assignment always, a function or class only when it can make a
-    multi-device value (it names a source API, or uses a function or class that does).
-    ``usable`` is False when the text is too short or the scanner lost track of it.
+    name in ``callers_of`` (see :meth:`render`), or defines a name a kept statement uses
+    (transitively): an assignment, and a function or class whatever it does, since its
+    summary decides what a call of it returns (``def ident(a): return a``) and what a
+    callback given to kept code does (a ``buffer_callback`` target exporting its buffer).
+    Inside a kept class the same rule keeps only the methods that matter (:meth:`_member_keep`).
+    The statements come from CPython's ``ast`` (:mod:`.statements`: exact ranges, and the
+    names *code* uses, never docstrings, comments or def names; ``exact`` is True), or where
+    this Python cannot parse the text from a line scanner (``exact`` False).  ``usable`` is
+    False when the text is too short or the scanner lost track of it.
     """
 
-    def __init__(self, text: str, prefilter, min_lines: int = 200):
+    def __init__(self, text: str, prefilter, min_lines: int = MIN_LINES):
         self.lines = _LINE.findall(text)
         if self.lines and self.lines[-1] == "":
             self.lines.pop()
-        self.stmts = _statements(self.lines) if len(self.lines) >= min_lines else None
-        self.usable = bool(self.stmts)
-        if not self.usable:
+        self.usable = self.exact = False
+        self.interesting = False
+        self.spelled = True
+        self._rx: dict = {}
+        if len(self.lines) < min_lines:
             return
-        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
-        self.idents = [frozenset(_IDENT.findall(c)) for c in chunks]
-        imports = [bool(_IMPORT.match(c)) for c in chunks]
         roots = {r for r, _ in prefilter.pairs if r in text}
         sink_names = set(prefilter.standalone).union(*(n for r, n in prefilter.pairs if r in roots))
-        aliases: set = set()
-        for chunk, imp in zip(chunks, imports):
-            if imp:
-                for name, alias in _FROM_NAMES.findall(chunk):
-                    if name in sink_names:
-                        aliases.add(alias or name)
-        self.defines = []
-        self.is_def = []
-        for chunk in chunks:
-            m = _DEFINES_ANYWHERE.search(chunk) if chunk.startswith("@") else _DEFINES.match(chunk)
-            self.is_def.append(m is not None)
-            if m:
-                self.defines.append({m.group(1)})
-            else:
-                names = set()
-                for target in _ASSIGNED.findall(chunk):
-                    names |= set(_IDENT.findall(target))
-                self.defines.append(names)
+        spelled = self._names_re(frozenset(sink_names))
+        if spelled is None or spelled.search(text) is None:
+            # No word anywhere in the text (as a whole identifier): no statement's code can
+            # name one (nor an import bind one), so nothing to mask, nothing to read with ast.
+            self.spelled, self._text = False, text
+            return
+        read = statements(text, len(self.lines))
+        if read is not None:
+            units, tree = read
+            self.exact = True
+            self.stmts = [(u.first, u.last) for u in units]
+            self.idents = _Uses(units)
+            imports = [u.is_import for u in units]
+            self.defines = [u.defines for u in units]
+            self.is_def = [u.is_def for u in units]
+            self.nodes = [u.node if class_body(u.node) is not None else None for u in units]
+            aliases = sink_aliases(tree.body, sink_names)
+        else:
+            self.stmts = scan_statements(self.lines)
+            if not self.stmts:
+                return
+            self.idents, imports, self.defines, self.is_def, aliases = scan(self.lines, self.stmts, sink_names)
+            self.nodes = [None] * len(self.stmts)
+        if not self.stmts:
+            return
+        self.usable = True
+        self._parts: dict = {}
+        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
         if "numba" in roots:
             # A kernel launch ``k[grid, block](x)`` is a sink: calls of kernels count.
             for chunk, names in zip(chunks, self.defines):
                 if chunk.startswith("@") and _KERNEL.search(chunk):
                     aliases |= names
         self.prefilter, self.roots, self.aliases = prefilter, roots, aliases
-        self.base = [imp or self._interop(c, ids) for c, ids, imp in zip(chunks, self.idents, imports)]
+        self.chunks = chunks
+        # A statement whose text spells no word cannot use one: its names are not read.
+        words = self._names_re(frozenset(prefilter.standalone) | aliases |
+                               frozenset().union(*(n for r, n in prefilter.pairs if r in roots)), bounded=self.exact)
+        self._words = words
+        self.base = [imp or (words is not None and words.search(c) is not None and self._interop(c, self.idents[i]))
+                     for i, (c, imp) in enumerate(zip(chunks, imports))]
+        self.imports = imports
         self.interesting = any(k and not imp for k, imp in zip(self.base, imports))
         self.by_name: dict = {}
         for i, names in enumerate(self.defines):
             for n in names:
                 self.by_name.setdefault(n, []).append(i)
-        # Functions and classes that can make a multi-device value: they name a source, or
-        # use one that does (fixpoint).  Only those are kept for the names kept code uses.
-        from .words import SOURCE_RE
 
-        self.carrying = [d and (b or bool(SOURCE_RE.search(c)) or bool(_HOLDS_OR_GUARDS.search(c)))
-                         for d, b, c in zip(self.is_def, self.base, chunks)]
-        carried = set().union(*(self.defines[i] for i, c in enumerate(self.carrying) if c))
-        grew = True
-        while grew:
-            grew = False
-            for i, d in enumerate(self.is_def):
-                if d and not self.carrying[i] and self.idents[i] & carried:
-                    self.carrying[i] = grew = True
-                    carried |= self.defines[i]
+    def _names_re(self, names: frozenset, bounded: bool = True):
+        """A regex finding any of ``names`` in a text (None for no names), memoised."""
+        key = (names, bounded)
+        if key not in self._rx:
+            alts = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+            self._rx[key] = re.compile(rf"\b(?:{alts})\b" if bounded else alts) if names else None
+        return self._rx[key]
+
+    def _uses_any(self, i: int, names: frozenset, rx) -> bool:
+        """Whether statement ``i`` uses one of ``names`` (``rx`` finds them in its text)."""
+        return rx is not None and rx.search(self.chunks[i]) is not None and bool(self.idents[i] & names)
 
     def _interop(self, text: str, ids) -> bool:
         """Whether a statement names an interop API (or a name an interop import binds)."""
         pf = self.prefilter
         if ids & self.aliases or any(r in self.roots and names & ids for r, names in pf.pairs):
             return True
+        if self.exact:
+            return bool(ids & pf.standalone)      # names its code uses, never its text
         # A word of the prefilter counts where it is used, not where a def of that name is.
         return any(text[max(0, m.start() - 4):m.start()] != "def " for m in pf._re.finditer(text))
 
-    def _class_lines(self, a: int, b: int, needed: set, callers_of) -> Optional[list]:
-        """For a kept class spanning lines ``a..b``: which of its lines to keep, blanking the
-        methods that name no interop API, define no name in ``needed`` and are not used by a
-        kept method; None to keep the class whole."""
-        from .words import SOURCE_RE
+    def _class_parts(self, i: int):
+        """For statement ``i``, a class the ``ast`` reading can mask inside: ``(members,
+        their texts, the attributes each stores on self, the names the header uses
+        (decorators, bases, keywords))``; else None.  Computed once."""
+        memo = self._parts
+        if i not in memo:
+            a, b = self.stmts[i]
+            node = self.nodes[i]
+            memo[i] = None
+            if self.exact and node is not None and b - a >= _MIN_CLASS:
+                members = group(node.body, len(self.lines))
+                if len(members) >= 3:
+                    header = frozenset().union(*(uses_of(n) for n in (*node.decorator_list, *node.bases, *node.keywords)))
+                    texts = ["".join(self.lines[m.first:m.last + 1]) for m in members]
+                    memo[i] = (members, texts, [stored_attributes(t) for t in texts], header)
+        return memo[i]
 
-        lines = self.lines[a:b + 1]
-        head = next((i for i, ln in enumerate(lines) if ln.startswith("class ")), None)
-        if head is None or b - a < 40:
-            return None
-        depth, body = 0, None
-        for i in range(head, len(lines)):
-            code = lines[i].split("#", 1)[0]
-            depth += code.count("(") + code.count("[") + code.count("{")
-            depth -= code.count(")") + code.count("]") + code.count("}")
-            if depth <= 0 and code.rstrip().endswith(":"):
-                body = i + 1
-                break
-        if body is None or body >= len(lines):
-            return None
-        first = next((ln for ln in lines[body:] if ln.strip() and not ln.lstrip().startswith("#")), None)
-        if first is None:
-            return None
-        indent = first[:len(first) - len(first.lstrip(" \t"))]
-        if not indent:
-            return None
-        inner = [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[body:]]
-        stmts = _statements(inner)
-        if not stmts or len(stmts) < 3:
-            return None
-        texts = ["".join(inner[s:e + 1]) for s, e in stmts]
-        ids = [frozenset(_IDENT.findall(t)) for t in texts]
-        names = []
-        for t in texts:
-            m = _DEFINES_ANYWHERE.search(t) if t.startswith("@") else _DEFINES.match(t)
-            names.append(m.group(1) if m else None)
-        keep = [n is None or n.startswith("__") or n in needed or self._interop(t, i)
-                or bool(callers_of and i & callers_of) for n, t, i in zip(names, texts, ids)]
-        carrying = [n is not None and (k or bool(SOURCE_RE.search(t))) for n, k, t in zip(names, keep, texts)]
-        todo = [i for i, k in enumerate(keep) if k]
+    def _member_keep(self, parts, needed: set, callers_of) -> list:
+        """Which members of a kept class (:meth:`_class_parts`) are kept: those that name an
+        interop API, use a name in ``callers_of``, define a name in ``needed`` (used by kept
+        code outside the class), dunders (but :data:`_INERT_DUNDERS`) and class-level statements, and, transitively,
+        those a kept member uses (by name, or by storing on ``self`` an attribute it reads)."""
+        members, texts, stores, _ = parts
+        rx = self._names_re(frozenset(callers_of))
+        words = self._words
+        keep = [m.name is None or (m.name.startswith("__") and m.name not in _INERT_DUNDERS) or m.name in needed
+                or (words is not None and words.search(t) is not None and self._interop(t, m.uses))
+                or (rx is not None and rx.search(t) is not None and bool(m.uses & callers_of))
+                for m, t in zip(members, texts)]
+        by_name: dict = {}
+        for q, (m, st) in enumerate(zip(members, stores)):
+            for n in st if m.name is None else (m.name, *st):
+                by_name.setdefault(n, []).append(q)
+        todo = [j for j, k in enumerate(keep) if k]
         seen: set = set()
         while todo:
-            i = todo.pop()
-            for name in ids[i] - seen:
+            j = todo.pop()
+            for name in members[j].uses - seen:
                 seen.add(name)
-                for j, n in enumerate(names):
-                    if n == name and not keep[j] and carrying[j]:
-                        keep[j] = True
-                        todo.append(j)
-        if all(keep) or not any(keep):
-            return None
-        mask = [True] * len(lines)
-        for (s, e), k in zip(stmts, keep):
-            if not k:
-                for i in range(s, e + 1):
-                    mask[body + i] = False
-        return mask
+                for q in by_name.get(name, ()):
+                    if not keep[q]:
+                        keep[q] = True
+                        todo.append(q)
+        return keep
 
-    def render(self, callers_of=frozenset(), min_gain: float = 0.3) -> Optional[str]:
+    def _member_lines(self, parts, keep: list) -> dict:
+        """``{line index: replacement}`` blanking the members not kept."""
+        members = parts[0]
+        out = {}
+        for m, k in zip(members, keep):
+            if not k:
+                for ln in range(m.first, m.last + 1):
+                    out[ln] = _blank(self.lines[ln])
+        if not any(keep):       # a class body may not be empty: one ``pass`` where it starts
+            first = members[0].first
+            line = self.lines[first]
+            out[first] = line[:len(line) - len(line.lstrip(" \t"))] + "pass" + _blank(line)
+        return out
+
+    def render(self, callers_of=frozenset(), min_gain: float = 0.1) -> Optional[str]:
         """The text with the statements not kept blanked (line numbers unchanged), or None
         when less than ``min_gain`` of the lines would be blanked.  Statements that use a
         name in ``callers_of`` (functions found to export a parameter) are kept too."""
@@ -232,58 +208,117 @@ class Masker:
         grew = True
         while grew:
             grew = False
+            frozen = frozenset(callers_of)
+            rx = self._names_re(frozen)
             for i, d in enumerate(self.is_def):
-                if d and self.idents[i] & callers_of and not self.defines[i] <= callers_of:
+                if d and not self.defines[i] <= callers_of and self._uses_any(i, frozen, rx):
                     callers_of |= self.defines[i]
                     grew = True
         callers_of = frozenset(callers_of)
-        keep = [k or bool(callers_of and ids & callers_of) for k, ids in zip(self.base, self.idents)]
+        rx = self._names_re(callers_of)
+        keep = [k or self._uses_any(i, callers_of, rx) for i, k in enumerate(self.base)]
+        # The closure of the names kept code uses.  A kept class uses what its header and
+        # its kept members use, and which members are kept depends on the names the rest
+        # of the kept code uses: a fixpoint (both only grow).
+        members: dict = {}          # class statement -> its members kept
+
+        memo: dict = {}
+
+        def used(i):
+            parts = self._class_parts(i) if i in members else None
+            if parts is None:
+                return self.idents[i]
+            key = tuple(members[i])
+            if memo.get(i, (None,))[0] != key:
+                memo[i] = (key, parts[3].union(*(m.uses for m, k in zip(parts[0], members[i]) if k)))
+            return memo[i][1]
+
         needed: set = set()
         todo = [i for i, k in enumerate(keep) if k]
-        while todo:
-            i = todo.pop()
-            for name in self.idents[i] - needed:
-                needed.add(name)
-                for j in self.by_name.get(name, ()):
-                    if not keep[j] and (self.carrying[j] or not self.is_def[j]):
-                        keep[j] = True
-                        todo.append(j)
-        uses = Counter()
-        for i, k in enumerate(keep):
-            if k:
-                uses.update(self.idents[i])
-        line_masks = {}
-        for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
-            if k and self.is_def[i] and b - a >= 40:
+        while True:
+            while todo:
+                i = todo.pop()
+                if i not in members and self._class_parts(i) is not None:
+                    members[i] = self._member_keep(self._class_parts(i), needed, callers_of)
+                for name in used(i) - needed:
+                    needed.add(name)
+                    for j in self.by_name.get(name, ()):
+                        if not keep[j]:
+                            keep[j] = True
+                            todo.append(j)
+            uses = Counter()
+            for i, k in enumerate(keep):
+                if k:
+                    uses.update(used(i))
+            for i, k in enumerate(keep):
+                parts = self._class_parts(i) if k else None
+                if parts is None:
+                    continue
                 # Names the rest of the kept code uses (not the class's own uses of itself).
-                outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
-                m = self._class_lines(a, b, outside, callers_of)
-                if m is not None:
-                    line_masks[i] = m
-        kept = sum((sum(line_masks[i]) if i in line_masks else b - a + 1)
-                   for i, ((a, b), k) in enumerate(zip(self.stmts, keep)) if k)
-        if kept > len(self.lines) * (1 - min_gain):
-            return None
-        self.kept = keep
-        self.inner_idents = {i: None for i in line_masks}
-        out = self.lines[:self.stmts[0][0]]
+                own = used(i)
+                outside = {n for n in own if uses[n] > 1} | (needed - own)
+                mk = [a or b for a, b in zip(members[i], self._member_keep(parts, outside, callers_of))]
+                if members[i] != mk:
+                    members[i] = mk
+                    todo.append(i)
+            if not todo:
+                break
+        out = list(self.lines)
         for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
             if not k:
-                out.extend(_blank(ln) for ln in self.lines[a:b + 1])
-            elif i in line_masks:
-                out.extend(ln if m else _blank(ln) for ln, m in zip(self.lines[a:b + 1], line_masks[i]))
-            else:
-                out.extend(self.lines[a:b + 1])
+                for ln in range(a, b + 1):
+                    out[ln] = _blank(self.lines[ln])
+            elif i in members and not all(members[i]):
+                for ln, repl in self._member_lines(self._class_parts(i), members[i]).items():
+                    out[ln] = repl
+            elif self.is_def[i] and not self.exact:
+                outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
+                a, b = self.stmts[i]
+                for ln, repl in (class_lines(self.lines, a, b, outside, callers_of, self._interop) or {}).items():
+                    out[ln] = repl
+        if self.exact:      # comments between statements (those above the first stay)
+            covered = self.stmts[0][0]
+            for a, b in self.stmts:
+                for ln in range(covered, a):
+                    out[ln] = _blank(self.lines[ln])
+                covered = max(covered, b + 1)
+            for ln in range(covered, len(out)):
+                out[ln] = _blank(self.lines[ln])
+        blanked = sum(1 for new, old in zip(out, self.lines) if new is not old and not new.strip())
+        if blanked < len(self.lines) * min_gain:
+            return None
+        self.kept = keep
         return "".join(out)
+
+    def holds_nothing(self, callers_of=frozenset()) -> bool:
+        """Whether no finding can stand in this text: no interop word is spelled in it, or
+        the ``ast`` reading (exact) found no statement but imports naming an interop word or
+        a name an interop import binds; and none uses a name in ``callers_of`` (names whose calls may export a parameter
+        in another module).  Every finding is reported at such a use (a sink, a removed
+        API, an FFI export in a function taking a ``Buffer``, a guard beside a sink)."""
+        callers_of = frozenset(callers_of)
+        rx = self._names_re(callers_of)
+        if not self.spelled:    # (a text this Python cannot parse is analysed, for its error)
+            return (rx is None or rx.search(self._text) is None) and parse(self._text) is not None
+        if not (self.usable and self.exact) or self.interesting:
+            return False
+        return not any(self._uses_any(i, callers_of, rx) for i, imp in enumerate(self.imports) if not imp)
 
     def blanked_use(self, names) -> bool:
         """Whether a blanked statement of the last rendering uses one of ``names``."""
         return any(not k and ids & names for k, ids in zip(self.kept, self.idents))
 
 
-def _blank(line: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith(("\n", "\r")):
-        return line[-1]
-    return ""
+class _Uses:
+    """The ``uses`` of each statement, read on demand (a sequence of frozensets)."""
+
+    __slots__ = ("units",)
+
+    def __init__(self, units):
+        self.units = units
+
+    def __getitem__(self, i):
+        return self.units[i].uses
+
+    def __len__(self):
+        return len(self.units)

@@ -29,7 +29,7 @@ from typing import Optional
 
 from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
-from .analyse import build_analysis, run_analysis
+from .analyse import build_analysis, holds_no_finding, run_analysis
 from .demand import Demand, store_contexts, stored_contexts
 from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
@@ -171,7 +171,11 @@ class Session:
     def _make_analysis(self, path: str, project, text=None):
         try:
             text = text if text is not None else self._text(path)
-            return build_analysis(text, path, self.config, project, self.words.masking, self.callers(path))
+            # A module analysed only for what other modules take from it (it can make no
+            # finding by itself) is parsed whole: the masking keeps what its own findings
+            # need, and reading it with ``ast`` would only cost (issue 16).
+            masking = self.words.masking if self.plan.direct(path) else None
+            return build_analysis(text, path, self.config, project, masking, self.callers(path))
         except SourceError as exc:
             self.errors[path] = exc
             return None
@@ -208,6 +212,9 @@ class Session:
 
     def _judged(self, path: str):
         self._fed[path] = self.feed_contexts(path)
+        made = self._project is not None and self._project.by_path.get(os.path.abspath(path)) is not None
+        if not made and holds_no_finding(self._text(path), self.words.masking, self.callers(path)):
+            return [], []       # issue 16: nothing a finding stands at; no libcst parse for it
         return raw_findings(self.analyse(path), path)
 
     def calls_exporter(self, path: str, targets: list) -> bool:
