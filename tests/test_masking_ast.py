@@ -395,3 +395,16 @@ def test_the_names_used_are_those_of_a_plain_ast_walk():
             assert statements.uses_of(node) == plain(node), (path, node.lineno)
             count += 1
     assert count > 1000
+
+
+def test_a_text_over_the_parse_budget_is_never_read_with_ast(monkeypatch):
+    """CPython's ast takes memory too: a text over the parse budget of its size is read by
+    the line scanner (an input too large to analyse costs no more than before the ast
+    reading; scripts/attack.py's memory attacks), one within it by ast."""
+    import jaxinterop_lint.size as size
+
+    text = "import torch\n" + "".join(f"x{i} = torch.from_dlpack(y{i})\n" for i in range(300))
+    assert masking.Masker(text, MASKING).exact
+    monkeypatch.setattr(size, "memory_budget", lambda n: 1)
+    m = masking.Masker(text, MASKING)
+    assert m.usable and not m.exact

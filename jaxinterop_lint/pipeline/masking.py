@@ -36,6 +36,24 @@ _INERT_DUNDERS = frozenset({
     "__copy__", "__deepcopy__", "__sizeof__", "__dir__", "__del__"})
 
 
+def _for_ast(text: str) -> Optional[str]:
+    """``text`` as CPython's ``ast`` may read it for the masking: long constant displays
+    blanked (:func:`jaxinterop_lint.size.shrink`: same length, lines and columns, and a
+    blanked item is a constant, never a name), or None when even that is over the parse
+    budget of the file's size (:func:`jaxinterop_lint.size.within_budget`): the line scanner
+    reads it then, so that an input too large to analyse costs no more memory here than
+    before (``scripts/attack.py``'s memory attacks)."""
+    from ..size import shrink, within_budget
+    from ..source import SourceError
+
+    readable, _ = shrink(text)
+    try:
+        within_budget(readable, len(text))
+    except SourceError:
+        return None
+    return readable
+
+
 class Masker:
     """The top-level statements of one text, and renderings of it with some blanked.
 
@@ -70,7 +88,8 @@ class Masker:
             # name one (nor an import bind one), so nothing to mask, nothing to read with ast.
             self.spelled, self._text = False, text
             return
-        read = statements(text, len(self.lines))
+        readable = _for_ast(text)
+        read = statements(readable, len(self.lines)) if readable is not None else None
         if read is not None:
             units, tree = read
             self.exact = True
