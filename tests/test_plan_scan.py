@@ -164,3 +164,23 @@ def test_a_word_guarded_by_a_part_is_found_as_before():
     for t in TEXTS[:800] + ["x.__dlpack__()", "device_buffers", "unsafe_raw_buffer", "as_tensor(x)"]:
         present = scan.Present(t, w.guards)
         assert [present(x) for x in words] == [x in t for x in words], t
+
+
+def test_a_comment_inside_a_parenthesised_import_hides_no_name(tmp_path):
+    """``from lib import (helper,  # note\\n shard)`` takes ``shard`` too: the plan read
+    only ``helper`` (the comment swallowed the next name), so a file whose multi-device value
+    comes from ``shard`` was never analysed and its finding was lost."""
+    from jaxinterop_lint import Config, lint_paths
+    from jaxinterop_lint.pipeline.scan import imports_of
+
+    assert imports_of("from m import (a,  # c\n    b as bb,  # d\n)\n", "") == [["m", [["a", None], ["b", "bb"]]]]
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "lib.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n"
+        "def helper():\n    return 1\n\n"
+        "def shard(x, mesh):\n    return jax.device_put(x, NamedSharding(mesh, P('x')))\n")
+    (tmp_path / "use.py").write_text(
+        "import torch\nfrom lib import (helper,  # a note\n                 shard)\n\n"
+        "def export(x, mesh):\n    return torch.from_dlpack(shard(x, mesh))\n")
+    result = lint_paths([str(tmp_path)], Config(), use_cache=False)
+    assert [(f.path.rsplit("/", 1)[-1], f.code, f.line) for f in result.findings] == [("use.py", "JXI002", 6)]

@@ -159,6 +159,9 @@ def uses_in_role(text: str, words) -> bool:
 
 
 # -- imports ---------------------------------------------------------------------------------
+_COMMENT = re.compile(r"#[^\n]*")
+
+
 def imports_of(text: str, package: str) -> list:
     """``[[module, names]]`` imported by ``text``: ``names`` is a list of ``[name, alias]``
     for ``from m import ...`` (``["*", None]`` for a star import), None for ``import m``.
@@ -182,6 +185,8 @@ def imports_of(text: str, package: str) -> list:
                 base = resolve_relative(mod or None, len(dots), package)
                 if base:
                     taken = []
+                    if "#" in names:    # a comment inside parentheses: ``(a,  # note\n b)`` takes b
+                        names = _COMMENT.sub("", names)
                     for part in names.strip().strip("()").replace("\\\n", " ").replace("\n", " ").split(","):
                         a = _ALIAS.match(part.strip())
                         if a:
