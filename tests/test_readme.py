@@ -34,7 +34,7 @@ def blocks(text: str, lang: str, section: str = "") -> list:
     whose heading starts with ``section``."""
     if section:
         text = text.split("\n" + section, 1)[1]
-        text = re.split(r"\n#{1,3} ", text, 1)[0]
+        text = re.split(r"\n#{1,3} ", text, maxsplit=1)[0]
     out, current, kind = [], None, None
     for line in text.splitlines(keepends=True):
         if current is None and line.startswith("```"):
