@@ -14,17 +14,18 @@ import textwrap
 import pytest
 
 import jaxinterop_lint.pipeline.masking as masking
-from conftest import ROOT, SHARED, run_cli
+from conftest import ROOT, run_cli
 from test_masking import always_mask  # noqa: F401  (the fixture)
 from jaxinterop_lint import Config, lint_paths, lint_source
 from jaxinterop_lint.pipeline import run, statements
 from jaxinterop_lint.pipeline.analyse import PARSES, build_analysis, holds_no_finding
 from jaxinterop_lint.pipeline.plan import Words
 
-FILES = sorted(list((ROOT / "fixtures").rglob("*.py")) + list((ROOT / "examples").rglob("*.py")) +
-               list((SHARED / "cases").glob("*.py")) + list((SHARED / "cases-depth").rglob("*.py")))
-PROJECTS = [ROOT / "fixtures" / "project", ROOT / "fixtures" / "runtime" / "xmodule", SHARED / "cases",
-            SHARED / "cases-depth", ROOT / "examples"]
+# The acceptance cases through their copies in fixtures/ (the suite needs nothing beside the
+# checkout; tests/test_fixtures_sync.py keeps the copies identical to ../shared).
+FILES = sorted(list((ROOT / "fixtures").rglob("*.py")) + list((ROOT / "examples").rglob("*.py")))
+PROJECTS = [ROOT / "fixtures" / "project", ROOT / "fixtures" / "runtime" / "xmodule", ROOT / "fixtures" / "cases",
+            ROOT / "fixtures" / "cases-depth", ROOT / "examples"]
 MASKING = Words().masking
 
 
