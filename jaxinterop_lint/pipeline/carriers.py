@@ -77,7 +77,6 @@ class Carriers:
             text = plain_lines(text if text is not None else self.reader.text(path))
         except Exception:
             return out
-        self.targets(path)
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         jax = bool(roots & self.words.jax_roots)
         jax_names = tuple({(alias or name) if names is not None else module.split(".")[0]

@@ -30,7 +30,7 @@ import re
 from typing import Optional
 
 from .scan import plain_lines
-from .toplevel import IDENT as _IDENT, PROSE as _PROSE, units_of as _units_of
+from .toplevel import IDENT, strip_prose, units_of
 from .store import Store, key_of
 
 CONTEXTS = "contexts-epoch"   # the store entry (a name in the cache folder) of the stored contexts
@@ -69,9 +69,8 @@ class Demand:
         except Exception:
             text = None
         if text is not None:
-            for names, lines in _units_of(text):
-                body = _no_strings(_PROSE.sub("", "".join(lines)))
-                out.append((tuple(names or ()), frozenset(_IDENT.findall(body))))
+            for names, body in units_of(text):
+                out.append((tuple(names or ()), frozenset(IDENT.findall(_no_strings(strip_prose(body))))))
         self._units[path] = out
         return out
 
