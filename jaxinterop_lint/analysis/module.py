@@ -49,6 +49,8 @@ class ModuleAnalysis:
         self.analysed_count = 0
         self._positions = None
         self.masker = None
+        self.partial = None     # made for some top-level names only (pipeline/partial.py)
+        self.parts: list = []   # [module, line offset, positions] of the statements added later
         self.parsed_text = None
         self.display_path = path
         self.depends_on: set = set()
@@ -80,6 +82,20 @@ class ModuleAnalysis:
             self.globals.update(walker.env)
         return self
 
+    def add_part(self, module: cst.Module, offset: int) -> None:
+        """Walk ``module``, more top-level statements of this module's text parsed alone
+        (its first line is line ``offset + 1`` of the text), into the globals, as
+        :meth:`walk_body` walks the first part (a module made for some names only:
+        :mod:`jaxinterop_lint.pipeline.partial`)."""
+        from .flow import Walker
+
+        self.parts.append([module, offset, None])
+        walker = Walker(self, None, self.globals, None, "<module>")
+        walker.block(module.body)
+        if walker.env is not None and walker.env is not self.globals:
+            self.globals.clear()
+            self.globals.update(walker.env)
+
     def analyse_functions(self) -> "ModuleAnalysis":
         """Analyse every function not analysed yet (on demand by a caller).  Returns self."""
         i = 0
@@ -91,14 +107,23 @@ class ModuleAnalysis:
     def position(self, node) -> tuple:
         """``(line, column, end_line, end_column)`` of a node of this module (1-based lines,
         0-based columns); libcst's PositionProvider runs once, on first use."""
-        if self._positions is None:
-            from libcst.metadata import MetadataWrapper, PositionProvider
+        from libcst.metadata import MetadataWrapper, PositionProvider
 
+        if self._positions is None:
             self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
         r = self._positions.get(node)
+        offset = 0
         if r is None:
-            return (1, 0, 1, 0)
-        return (r.start.line, r.start.column, r.end.line, r.end.column)
+            for part in self.parts:     # statements parsed alone, lines offset (add_part)
+                if part[2] is None:
+                    part[2] = MetadataWrapper(part[0], unsafe_skip_copy=True).resolve(PositionProvider)
+                r = part[2].get(node)
+                if r is not None:
+                    offset = part[1]
+                    break
+            else:
+                return (1, 0, 1, 0)
+        return (r.start.line + offset, r.start.column, r.end.line + offset, r.end.column)
 
     @property
     def events(self) -> list:

@@ -58,6 +58,7 @@ class Project:
         self.analysed_paths: list = []
         self.complete: set = set()   # modules whose every function was analysed
         self.incoming: dict = {}     # callee file -> ContextTable of its reported callers' contexts
+        self.wanted = None           # names the analysis being made is for (see analysis_of_path)
 
     # -- module index (delegated) ------------------------------------------------------
     @property
@@ -93,27 +94,52 @@ class Project:
         caller wants from it: the gate may say that only some names are worth parsing the
         module for."""
         if name in self.modules:
-            return self.modules[name]
+            ma = self.modules[name]
+            if attr is not None:
+                self.extend(ma, (attr,))
+            return ma
         path = self.find_module(name)
         if path is None:
             return None
         key = os.path.abspath(path)
         if key not in self.by_path and self.gate is not None and not self.gate(key, attr):
             return None
-        return self.analysis_of_path(path, name)
+        return self.analysis_of_path(path, name, want=None if attr is None else frozenset((attr,)))
+
+    def extend(self, ma, names) -> None:
+        """Make the analysis ``ma``, made for some top-level names only (its ``partial``:
+        :mod:`jaxinterop_lint.pipeline.partial`), cover ``names`` too: the statements they
+        need are parsed and walked (``ma.partial.extend``), and their functions analysed
+        when every function of ``ma`` was."""
+        partial = getattr(ma, "partial", None)
+        if partial is None or not any(partial.misses(n) for n in names):
+            return
+        partial.extend(ma, names)
+        key = os.path.abspath(ma.path)
+        if key in self.complete:
+            ma.analyse_functions()
 
     def analysis_of_path(self, path: str, name: Optional[str] = None, text: Optional[str] = None,
-                         fresh: bool = False, full: Optional[bool] = None):
+                         fresh: bool = False, full: Optional[bool] = None, want: Optional[frozenset] = None):
         """The analysis of the file ``path`` (shared by every module that imports it);
         ``text`` is its source when the caller has already read it.  With ``fresh`` the
         result is a real analysis with its events (for reporting), never the cached summary,
         and every function of it is analysed (``full``, the default with ``fresh``); a module
         reached through an import has its body walked and its functions analysed only when
-        a caller needs their summaries."""
+        a caller needs their summaries.  ``want``: the top-level names the caller needs
+        (None: the module as a whole); the engine may parse only what those need, and a
+        later call wanting more extends it (:meth:`extend`)."""
         full = fresh if full is None else full
         key = os.path.abspath(path)
+        if fresh and getattr(self.by_path.get(key), "partial", None) is not None and self.contexts_into(key):
+            # Made for some names only, and now reported with calling contexts (findings at
+            # its sinks, with their fixes): analysed whole from now on.
+            self.by_path.pop(key)
+            self.complete.discard(key)
         if key in self.by_path and not (fresh and is_frozen(self.by_path[key])):
             ma = self.by_path[key]
+            if want is not None and ma is not None:
+                self.extend(ma, want)
             if full and ma is not None and not is_frozen(ma) and key not in self.complete and key not in self.running:
                 ma.analyse_functions()
                 self.complete.add(key)
@@ -129,6 +155,7 @@ class Project:
         self.modules[name] = None
         self.running.add(name)
         try:
+            self.wanted = want
             ma = self._analyse(key, self, text)
             if ma is not None:
                 ma.walk_body()
@@ -256,19 +283,20 @@ class Project:
             return value
         return None
 
-    def exporting_of(self, path: str) -> frozenset:
+    def exporting_of(self, path: str, want: Optional[frozenset] = None) -> frozenset:
         """Short names of the functions and methods of file ``path`` that export a parameter
-        through a sink (its analysis is run, or loaded from the cache, first)."""
-        ma = self.analysis_of_path(path, full=True)
+        through a sink (its analysis is run, or loaded from the cache, first); ``want``: only
+        those the top-level names ``want`` need (:meth:`analysis_of_path`)."""
+        ma = self.analysis_of_path(path, full=True, want=want)
         return ma.exporting_names() if ma is not None else frozenset()
 
-    def exporting_tops(self, path: str) -> Optional[frozenset]:
+    def exporting_tops(self, path: str, want: Optional[frozenset] = None) -> Optional[frozenset]:
         """Top-level names (functions, classes) of file ``path`` that hold a function or
         method exporting a parameter through a sink (a nested function counts for the
         function around it: it may be handed out); its analysis is run first.  None when
         that is not known: only a cached summary (it keeps short names), or an exporting
-        lambda (no name of its own)."""
-        ma = self.analysis_of_path(path, full=True)
+        lambda (no name of its own).  ``want`` as for :meth:`exporting_of`."""
+        ma = self.analysis_of_path(path, full=True, want=want)
         if ma is None:
             return frozenset()
         if is_frozen(ma):

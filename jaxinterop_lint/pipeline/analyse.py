@@ -76,15 +76,21 @@ def holds_no_finding(text: str, sinks: Prefilter, callers=frozenset()) -> bool:
 
 
 def build_analysis(text: str, path: str, config, project=None, sinks: Optional[Prefilter] = None,
-                   callers=frozenset(), whole: bool = False):
+                   callers=frozenset(), whole: bool = False, partial: Optional[frozenset] = None):
     """Parse one module and make its (not yet run) analysis, with ``project`` attached for
     cross-module names.  ``sinks`` are the consumer words for masking, ``callers`` names
-    whose callers must be kept; ``whole`` parses the text whole.  Raises SourceError."""
+    whose callers must be kept; ``whole`` parses the text whole; ``partial`` (a set of
+    top-level names) parses only what defines them (:mod:`.partial`; the analysis's
+    ``partial`` is then the :class:`~.partial.Partial`, else None).  Raises SourceError."""
     from ..analysis.module import ModuleAnalysis
     from .masking import MIN_LINES
 
     masker = None
-    if not whole and sinks is not None:
+    if not whole and partial is not None:
+        from .partial import Partial
+
+        masker = Partial(text, partial)
+    elif not whole and sinks is not None:
         masker = _masker(text, sinks, MIN_LINES)
         masker.callers = frozenset(callers)
     module, masker, parsed, shrunk = parse_module(text, path, masker)
@@ -96,6 +102,7 @@ def build_analysis(text: str, path: str, config, project=None, sinks: Optional[P
         package = package_of(path) if os.path.exists(path) else ""
     ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
     ma.masker = masker
+    ma.partial = masker if partial is not None and masker is not None else None
     ma.parsed_text = parsed
     ma.shrunk = shrunk          # offsets no fix may rewrite (constants blanked before parsing)
     if project is not None and os.path.isabs(path):

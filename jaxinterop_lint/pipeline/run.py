@@ -104,6 +104,12 @@ EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the pl
 NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
 
 
+def _names(taken) -> Optional[frozenset]:
+    """The top-level names among ``taken`` (names taken from a module by imports), or None
+    when the module itself or ``*`` is taken: every name may be asked for then."""
+    return None if None in taken or "*" in taken else frozenset(taken)
+
+
 class Session:
     """One project (``root``; None: lone files, no cross-module analysis) and configuration.
 
@@ -174,11 +180,21 @@ class Session:
             # A module analysed only for what other modules take from it (it can make no
             # finding by itself) is parsed whole: the masking keeps what its own findings
             # need, and reading it with ``ast`` would only cost (issue 16).
+            wanted = project.wanted if project is not None else None
             masking = self.words.masking if self.plan.direct(path) else None
+            if masking is None and wanted is not None and self.may_be_partial(path):
+                return build_analysis(text, path, self.config, project, partial=wanted)
             return build_analysis(text, path, self.config, project, masking, self.callers(path))
         except SourceError as exc:
             self.errors[path] = exc
             return None
+
+    def may_be_partial(self, path: str) -> bool:
+        """Whether ``path`` may be parsed only for the names asked of it (:mod:`.partial`):
+        it can make no finding of its own (neither :meth:`~.plan.Plan.direct` nor reached
+        by JAX code) and is no package ``__init__`` (its names are mostly re-exports)."""
+        return (os.path.basename(path) != "__init__.py" and not self.plan.direct(path)
+                and not self.plan.reach(path))
 
     def _load_summary(self, path: str):
         data = Store.field(self.store.get(path), "summary", self.reader.digest(path), self.reader.digest,
@@ -230,7 +246,7 @@ class Session:
                 taken.setdefault(t, set()).add(k)
         for t, ks in sorted(taken.items()):
             if self.demand.can_pass(path, t, frozenset(ks)):
-                tops = self.project.exporting_tops(t) if self.project is not None else None
+                tops = self.project.exporting_tops(t, _names(ks)) if self.project is not None else None
                 if tops is None or self.demand.hands_out(t, ks, tops):
                     return True
         return False
@@ -268,7 +284,10 @@ class Session:
         calling contexts (a class taken may have an exporting method: every name counts).
         PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
         takers = self.context_takers(path)
-        if not takers or not self.project.exporting_of(path):
+        if not takers:
+            return []
+        taken = self.plan.importers.get(path, {})
+        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers)))):
             return []
         return takers
 
@@ -419,6 +438,8 @@ class Session:
             ma = self.project.by_path.get(path)
             if path in self._summarised or ma is None or is_frozen(ma) or path in self.plan.texts:
                 continue
+            if getattr(ma, "partial", None) is not None:
+                continue    # made for some names only (:mod:`.partial`): another run may need others
             if path not in self.project.complete and any(r.state != "done" for r in ma.functions):
                 # Reached through an import and analysed only as far as callers needed: a
                 # summary would have to analyse the rest.
@@ -523,9 +544,13 @@ class Session:
         planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
         if self.project is not None and uses_workers(planned, jobs):
             # Modules other planned files import are analysed before the workers start.
-            inner = {t for p in planned for t, _ in self.plan.targets(p) if self.plan.gate(t)}
+            inner: dict = {}
+            for p in planned:
+                for t, k in self.plan.targets(p):
+                    if self.plan.gate(t):
+                        inner.setdefault(t, set()).add(k)
             for t in sorted(inner):
-                self.project.analysis_of_path(t)
+                self.project.analysis_of_path(t, want=_names(inner[t]))
         done_here = {p for p in planned if self.project is not None and p in self.project.by_path
                      and not _frozen(self.project.by_path[p])}
         here = [p for p in planned if p in done_here]
