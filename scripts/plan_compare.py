@@ -44,7 +44,7 @@ def _rel(root: str, value):
     return value
 
 
-LAZY = ("units", "sink_uses", "defs")
+LAZY = ("units", "sink_uses", "defs", "origin", "annot")   # origin, annot: full_facts
 
 
 def _decided(facts):

@@ -183,14 +183,17 @@ class Plan(Carriers):
                         return self._origin(found, taken, depth + 1)
         return owner
 
-    def reach(self, path: str) -> bool:
-        """Whether JAX code reaches ``path``: it names JAX words or takes a name from a carrier."""
+    def reach(self, path: str, decides: bool = True) -> bool:
+        """Whether JAX code reaches ``path``: it names JAX words or takes a name from a
+        carrier.  ``decides``: the answer decides the result of ``path`` (the import graph
+        behind it becomes a dependency of that result: :attr:`reach_asked`)."""
         f = self.full_facts(path)
         if f is None:
             return False
         if f["origin"]:
             return True
-        self.reach_asked.add(path)
+        if decides:
+            self.reach_asked.add(path)
         self.targets(path)
         return any(t != path and self.carrier_name(t, n) for ts in self._bound.get(path, {}).values() for t, n in ts)
 

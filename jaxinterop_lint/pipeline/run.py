@@ -194,7 +194,7 @@ class Session:
         it can make no finding of its own (neither :meth:`~.plan.Plan.direct` nor reached
         by JAX code) and is no package ``__init__`` (its names are mostly re-exports)."""
         return (os.path.basename(path) != "__init__.py" and not self.plan.direct(path)
-                and not self.plan.reach(path))
+                and not self.plan.reach(path, decides=False))
 
     def _load_summary(self, path: str):
         data = Store.field(self.store.get(path), "summary", self.reader.digest(path), self.reader.digest,
