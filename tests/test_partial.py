@@ -176,3 +176,19 @@ def test_a_statement_that_changes_a_kept_name_is_kept():
     runs = p.more({"UNRELATED2"})
     assert runs == [("UNRELATED = 3\nUNRELATED2 = UNRELATED + 1\n", 4)]
     assert p.more({"UNRELATED2"}) == [] and not p.misses("UNRELATED")
+
+
+def test_the_callers_kept_by_the_masking_are_the_names_taken_from_modules_naming_a_consumer(tmp_path):
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": HELPERS,
+        "pkg/plain.py": "def shape_of(a):\n    return a.shape\n",
+        "pkg/star.py": "from pkg.helpers import *\nimport functools\n",
+        "pkg/main.py": "import functools\nimport json as js\nfrom pkg.helpers import to_torch as tt, passthrough\n"
+                       "from pkg.plain import shape_of\nimport jax\n",
+    })
+    session = run.Session(str(root), Config(), use_cache=False)
+    assert session.callers(str(root / "pkg" / "main.py")) == {"tt", "passthrough"}
+    # a star import of such a module may bind any name: every imported name counts
+    assert session.callers(str(root / "pkg" / "star.py")) == {"*", "functools"}
+    assert session.callers(str(root / "pkg" / "plain.py")) == frozenset()

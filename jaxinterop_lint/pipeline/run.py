@@ -168,11 +168,15 @@ class Session:
         sinky = {t for t, _ in self.plan.targets(path) if (self.plan.facts(t) or {}).get("sink")}
         if not sinky:
             return frozenset()
-        out = set()
-        for module, names in f["imports"]:
-            for name, alias in names or [[module.split(".")[0], None]]:
-                out.add(alias or name)
-        return frozenset(out)
+        bound = self.plan._bound.get(path, {})
+        if any(t in sinky for t, _ in bound.get("*", ())):
+            # a star import of such a module: any name may be one of its functions
+            out = set()
+            for module, names in f["imports"]:
+                for name, alias in names or [[module.split(".")[0], None]]:
+                    out.add(alias or name)
+            return frozenset(out)
+        return frozenset(n for n, ts in bound.items() if any(t in sinky for t, _ in ts))
 
     def _make_analysis(self, path: str, project, text=None):
         try:
