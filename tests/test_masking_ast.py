@@ -48,7 +48,7 @@ def _project_findings(root):
 @pytest.mark.parametrize("reader", ["ast", "scanner"])
 def test_masking_changes_no_finding_file_by_file(monkeypatch, reader):
     if reader == "scanner":
-        monkeypatch.setattr(masking, "statements", lambda text, n: None)
+        monkeypatch.setattr(masking, "read_statements", lambda text, n, lazy=True: None)
     masked = {p: _findings(p) for p in FILES}
     monkeypatch.undo()
     _never_mask(monkeypatch)
@@ -120,7 +120,7 @@ def test_words_in_prose_and_def_names_name_nothing_but_code_does(monkeypatch):
                     "def by_name": True, "def annotated": False}
     assert "tensor" not in m.idents[-1] and "Tensor" in m.idents[-1]
     # the scanner, reading text, keeps the class for the words in its docstring
-    monkeypatch.setattr(masking, "statements", lambda text, n: None)
+    monkeypatch.setattr(masking, "read_statements", lambda text, n, lazy=True: None)
     scanned = masking.Masker(code, MASKING, min_lines=0)
     assert not scanned.exact and scanned.base[2] is True
 
@@ -129,7 +129,7 @@ def test_scanner_reading_is_the_fallback_where_ast_cannot_parse(monkeypatch):
     code = "import torch\n" + "".join(f"def f{i}(a):\n    return a\n" for i in range(30)) + \
         "def g(x):\n    return torch.from_dlpack(x)\n"
     assert masking.Masker(code, MASKING, min_lines=0).exact
-    monkeypatch.setattr(masking, "statements", lambda text, n: None)
+    monkeypatch.setattr(masking, "read_statements", lambda text, n, lazy=True: None)
     m = masking.Masker(code, MASKING, min_lines=0)
     assert m.usable and not m.exact and m.render() is not None
     # text neither reader can cut: parsed whole

@@ -18,7 +18,8 @@ from collections import Counter
 from typing import Optional
 
 from .scanner import blank as _blank, class_lines, scan, statements as scan_statements
-from .statements import class_body, group, parse, sink_aliases, statements, stored_attributes, uses_of
+from .statements import (Unsplit, class_body, group, lazy_statements, parse, sink_aliases, statements,
+                         stored_attributes, uses_of)
 
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
@@ -71,6 +72,23 @@ class Masker:
     """
 
     def __init__(self, text: str, prefilter, min_lines: int = MIN_LINES):
+        self._args = (text, prefilter, min_lines)
+        try:
+            self._setup(text, prefilter, min_lines, True)
+        except Unsplit:
+            self._setup(text, prefilter, min_lines, False)
+
+    def _exactly(self, method, *args):
+        """``method(*args)``, read again from the whole text when a statement cut from the
+        text lazily turns out to be none (:class:`~.statements.Unsplit`)."""
+        try:
+            return method(*args)
+        except Unsplit:
+            text, prefilter, min_lines = self._args
+            self._setup(text, prefilter, min_lines, False)
+            return method(*args)
+
+    def _setup(self, text: str, prefilter, min_lines: int, lazy: bool) -> None:
         self.lines = _LINE.findall(text)
         if self.lines and self.lines[-1] == "":
             self.lines.pop()
@@ -89,17 +107,17 @@ class Masker:
             self.spelled, self._text = False, text
             return
         readable = _for_ast(text)
-        read = statements(readable, len(self.lines)) if readable is not None else None
+        read = read_statements(readable, len(self.lines), lazy) if readable is not None else None
         if read is not None:
-            units, tree = read
+            units, nodes = read
             self.exact = True
             self.stmts = [(u.first, u.last) for u in units]
             self.idents = _Uses(units)
             imports = [u.is_import for u in units]
             self.defines = [u.defines for u in units]
             self.is_def = [u.is_def for u in units]
-            self.nodes = [u.node if class_body(u.node) is not None else None for u in units]
-            aliases = sink_aliases(tree.body, sink_names)
+            self.nodes = _Classes(units)
+            aliases = sink_aliases(nodes, sink_names)
         else:
             self.stmts = scan_statements(self.lines)
             if not self.stmts:
@@ -216,6 +234,9 @@ class Masker:
         """The text with the statements not kept blanked (line numbers unchanged), or None
         when less than ``min_gain`` of the lines would be blanked.  Statements that use a
         name in ``callers_of`` (functions found to export a parameter) are kept too."""
+        return self._exactly(self._render, callers_of, min_gain)
+
+    def _render(self, callers_of, min_gain: float) -> Optional[str]:
         if not self.usable or not self.interesting:
             return None
         # Functions of this file that name a consumer may export a parameter: their callers
@@ -315,6 +336,9 @@ class Masker:
         a name an interop import binds; and none uses a name in ``callers_of`` (names whose calls may export a parameter
         in another module).  Every finding is reported at such a use (a sink, a removed
         API, an FFI export in a function taking a ``Buffer``, a guard beside a sink)."""
+        return self._exactly(self._holds_nothing, callers_of)
+
+    def _holds_nothing(self, callers_of) -> bool:
         callers_of = frozenset(callers_of)
         rx = self._names_re(callers_of)
         if not self.spelled:    # (a text this Python cannot parse is analysed, for its error)
@@ -325,7 +349,46 @@ class Masker:
 
     def blanked_use(self, names) -> bool:
         """Whether a blanked statement of the last rendering uses one of ``names``."""
+        return self._exactly(self._blanked_use, names)
+
+    def _blanked_use(self, names) -> bool:
         return any(not k and ids & names for k, ids in zip(self.kept, self.idents))
+
+
+def read_statements(readable: str, n_lines: int, lazy: bool = True) -> Optional[tuple]:
+    """``(statements, the ast statements that import)`` of ``readable`` (a text of
+    ``n_lines`` lines): cut from the text and parsed only as asked
+    (:func:`~.statements.lazy_statements`), or with ``lazy`` False (or where that cannot cut
+    it) parsed whole (:func:`~.statements.statements`); None where ``ast`` cannot parse it.
+    Raises :class:`~.statements.Unsplit` only from the statements' lazy fields."""
+    if lazy:
+        lines = _LINE.findall(readable)
+        if lines and lines[-1] == "":
+            lines.pop()
+        try:
+            read = lazy_statements(lines)
+        except Unsplit:
+            read = None
+        if read is not None:
+            return read
+    read = statements(readable, n_lines)
+    return None if read is None else (read[0], read[1].body)
+
+
+class _Classes:
+    """The ``ast`` node of each statement that is a ``class`` (else None), read on demand."""
+
+    __slots__ = ("units",)
+
+    def __init__(self, units):
+        self.units = units
+
+    def __getitem__(self, i):
+        u = self.units[i]
+        return u.node if u.is_def and class_body(u.node) is not None else None
+
+    def __len__(self):
+        return len(self.units)
 
 
 class _Uses:

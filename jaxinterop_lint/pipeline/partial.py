@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .scanner import blank
-from .statements import statements
+from .statements import Unsplit
 
 MIN_LINES = 200         # shorter modules are parsed whole: little to gain
 MIN_GAIN = 0.25         # the share of lines the first part must blank, else the text is parsed whole
@@ -31,7 +31,7 @@ class Partial:
     then.  ``names`` are the top-level names the first part is made for."""
 
     def __init__(self, text: str, names: frozenset, min_lines: Optional[int] = None):
-        from .masking import _LINE, _for_ast
+        from .masking import _LINE
 
         self.names = frozenset(names)
         self.callers = frozenset()      # (the interface of a Masker that parse_module uses)
@@ -41,19 +41,28 @@ class Partial:
             self.lines.pop()
         self.units = None
         if len(self.lines) >= (MIN_LINES if min_lines is None else min_lines) and "buffer_callback" not in text:
-            readable = _for_ast(text)
-            read = statements(readable, len(self.lines)) if readable is not None else None
-            if read is not None and read[0]:
-                self.units = read[0]
-                self.parsed = [False] * len(self.units)
-                self.by_name: dict = {}
-                for i, u in enumerate(self.units):
-                    for n in u.defines:
-                        self.by_name.setdefault(n, []).append(i)
-                # statements that bind nothing but use names (module-level mutation, registration)
-                self._binders = [i for i, u in enumerate(self.units)
-                                 if not u.is_import and not u.is_def and not (u.defines - {"__all__"})]
-                self._needed: set = set()
+            self._source = text
+            self._read(True)
+
+    def _read(self, lazy: bool) -> None:
+        """Cut the text into statements (``lazy``: each ``def`` and ``class`` parsed with
+        ``ast`` only when its names are needed: :func:`~.masking.read_statements`)."""
+        from .masking import _for_ast, read_statements
+
+        readable = _for_ast(self._source)
+        read = read_statements(readable, len(self.lines), lazy) if readable is not None else None
+        self.units = None
+        if read is not None and read[0]:
+            self.units = read[0]
+            self.parsed = [False] * len(self.units)
+            self.by_name: dict = {}
+            for i, u in enumerate(self.units):
+                for n in u.defines:
+                    self.by_name.setdefault(n, []).append(i)
+            # statements that bind nothing but use names (module-level mutation, registration)
+            self._binders = [i for i, u in enumerate(self.units)
+                             if not u.is_import and not u.is_def and not (u.defines - {"__all__"})]
+            self._needed: set = set()
 
     @property
     def usable(self) -> bool:
@@ -64,7 +73,7 @@ class Partial:
         """The statements not parsed yet that :meth:`names` need (see the module docstring)."""
         units, parsed = self.units, self.parsed
         keep = [not parsed[i] and (u.is_import or bool(u.defines & names)) for i, u in enumerate(units)]
-        needed = self._needed
+        needed = set(self._needed)      # (committed at the end: an Unsplit leaves it as it was)
         todo = [i for i, k in enumerate(keep) if k]
         asked = set(names)
         while True:
@@ -86,6 +95,7 @@ class Partial:
         for i in new:
             parsed[i] = True
             needed.update(units[i].defines)
+        self._needed = needed
         return new
 
     def render(self, _callers=frozenset()) -> Optional[str]:
@@ -95,7 +105,14 @@ class Partial:
         if not self.usable:
             return None
         saved = list(self.parsed), set(self._needed)
-        new = self._closure(self.names)
+        try:
+            new = self._closure(self.names)
+        except Unsplit:             # a def cut wrongly from the text: read it whole
+            self._read(False)
+            if not self.usable:
+                return None
+            saved = list(self.parsed), set(self._needed)
+            new = self._closure(self.names)
         out = [blank(line) for line in self.lines]
         kept_lines = 0
         for i in new:
@@ -116,7 +133,10 @@ class Partial:
         """``[(text, first line index)]``: the runs of adjacent statements ``names`` need
         that are not parsed yet (each parsed alone by the caller, its line numbers offset
         by its first line index); they count as parsed from now on."""
-        new = self._closure(frozenset(names))
+        try:
+            new = self._closure(frozenset(names))
+        except Unsplit:             # a def cut wrongly from the text: its names stay unknown
+            return []
         runs: list = []
         for i in new:
             u = self.units[i]

@@ -216,3 +216,128 @@ def sink_aliases(tree_nodes, sink_names) -> set:
         elif isinstance(node, ast.stmt) and not isinstance(node, _SCOPES):
             stack.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, (ast.stmt, ast.ExceptHandler)))
     return out
+
+
+# -- statements read lazily: cut from the text, each parsed when first asked ------------------
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
+_DEF_HEAD = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+_NOT_START = " \t\r\n\f#)]}"
+
+
+# Strings and comments, left to right (a quote in a comment, a ``#`` in a string); only the
+# triple-quoted ones can hold a line end.
+_STRING_OR_COMMENT = re.compile(r"""(\"\"\"|\'\'\')(?:\\[\s\S]|(?!\1)[\s\S])*?(?:\1|$(?![\s\S]))|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""")
+
+
+def _in_strings(lines: list) -> set:
+    """Indexes of the lines that start inside a triple-quoted string (their column 0 is
+    no statement's)."""
+    text = "".join(lines)
+    if '"""' not in text and "'''" not in text:
+        return set()
+    import bisect
+    from itertools import accumulate
+
+    starts = list(accumulate(map(len, lines), initial=0))
+    out: set = set()
+    for m in _STRING_OR_COMMENT.finditer(text):
+        if m.group(1) is None:
+            continue
+        a = bisect.bisect_right(starts, m.start()) - 1
+        b = bisect.bisect_right(starts, m.end() - 1) - 1
+        out.update(range(a + 1, b + 1))
+    return out
+
+
+class Unsplit(Exception):
+    """A unit cut from the text is not a statement CPython parses (a line at column 0
+    inside a string or brackets): the text must be read whole (:func:`statements`)."""
+
+
+class LazyStmt:
+    """A top-level statement cut from the text by its lines (:func:`lazy_statements`),
+    with the interface of :class:`Stmt`.  A ``def`` or ``class`` (most of a module's text)
+    defines its name and is parsed with ``ast`` when ``node`` or ``uses`` is first asked
+    (raising :class:`Unsplit` when it is no statement); any other unit is parsed at once."""
+
+    __slots__ = ("first", "last", "chunk", "defines", "name", "is_import", "_nodes", "_uses")
+
+    def __init__(self, first, last, chunk, name, is_import):
+        self.first, self.last, self.chunk, self.name, self.is_import = first, last, chunk, name, is_import
+        self._nodes = self._uses = None
+        if name is not None:
+            self.defines = {name}
+        else:       # imports and other module-level statements are few and small: read now
+            self.defines = set()
+            for node in self.nodes:
+                _bound(node, self.defines)
+
+    @property
+    def nodes(self) -> list:
+        """The ``ast`` statements of the unit, line numbers those of the text."""
+        if self._nodes is None:
+            try:
+                tree = ast.parse(self.chunk)
+            except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+                raise Unsplit(self.first) from None
+            if not tree.body or self.name is not None and (
+                    len(tree.body) != 1 or not isinstance(tree.body[0], _DEFS) or tree.body[0].name != self.name):
+                raise Unsplit(self.first)
+            ast.increment_lineno(tree, self.first)
+            self._nodes = tree.body
+        return self._nodes
+
+    @property
+    def node(self):
+        """The unit's ``ast`` statement (None when it holds several)."""
+        nodes = self.nodes
+        return nodes[0] if len(nodes) == 1 else None
+
+    @property
+    def uses(self) -> frozenset:
+        """The names the code of the unit uses (:func:`uses_of`)."""
+        if self._uses is None:
+            self._uses = frozenset().union(*map(uses_of, self.nodes))
+        return self._uses
+
+    @property
+    def is_def(self) -> bool:
+        """Whether the unit is a lone ``def`` or ``class``."""
+        return self.name is not None
+
+
+def lazy_statements(lines: list) -> Optional[tuple]:
+    """``(the top-level units of the text of lines, the ast statements of those that
+    import)``, cut at the lines that start at column 0 (not ``else``/``elif``/``except``/
+    ``finally``, a comment or a closing bracket; decorators go with their ``def``).  Only
+    the units a question needs are parsed (:class:`LazyStmt`), so a large module whose
+    interop words sit in a few functions is never read whole.  None for a text with line
+    ends other than ``\\n``/``\\r\\n``/``\\r`` (read whole then).  Raises :class:`Unsplit`
+    when a unit other than a ``def`` or ``class`` does not parse."""
+    inside = _in_strings(lines)
+    starts = []
+    pending = None
+    for i, line in enumerate(lines):
+        head = line[:1]
+        if not head or head in _NOT_START or i in inside or _CONTINUES.match(line):
+            continue
+        if any(c in line for c in ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")):
+            return None
+        if head == "@":
+            pending = i if pending is None else pending
+            continue
+        starts.append((i if pending is None else pending, i))
+        pending = None
+    units = []
+    for n, (first, head_line) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
+        last = end - 1
+        while last > head_line and (not lines[last].strip() or lines[last].lstrip().startswith("#")):
+            last -= 1
+        head = lines[head_line]
+        m = _DEF_HEAD.match(head)
+        chunk = "".join(lines[first:last + 1])
+        units.append(LazyStmt(first, last, chunk, m.group(1) if m else None,
+                              head.startswith(("import ", "from ")) and m is None))
+    importing = [node for u in units if u.name is None and "import" in u.chunk for node in u.nodes]
+    return units, importing
