@@ -96,3 +96,20 @@ def test_a_syntax_error_in_code_the_analysis_reads_is_reported():
                        "    return torch.from_dlpack(jax.device_put(x, s)\n")
     result = lint_source(text, "big.py", Config())
     assert result.error is not None and "syntax error" in str(result.error)
+
+
+def test_the_masking_renders_the_same_text_from_the_lazy_and_the_whole_reading(monkeypatch):
+    files = sorted(list((ROOT / "jaxinterop_lint").rglob("*.py")) + list((ROOT / "fixtures").rglob("*.py"))
+                   + list((ROOT / "examples").rglob("*.py")))
+    texts = [p.read_text(encoding="utf-8") for p in files] + [BIG]
+
+    def rendered():
+        out = []
+        for text in texts:
+            m = Masker(text, MASKING, 0)
+            out.append((m.render(frozenset({"export", "to_torch"})), m.holds_nothing(frozenset({"export"}))))
+        return out
+
+    lazy = rendered()
+    monkeypatch.setattr(masking, "read_statements", lambda t, n, lazy=True: read_statements(t, n, False))
+    assert lazy == rendered() and sum(r is not None for r, _ in lazy) > 20

@@ -181,7 +181,7 @@ class Masker:
             node = self.nodes[i]
             memo[i] = None
             if self.exact and node is not None and b - a >= _MIN_CLASS:
-                members = group(node.body, len(self.lines))
+                members = group(node.body, len(self.lines), self.idents.units[i].offset)
                 if len(members) >= 3:
                     header = frozenset().union(*(uses_of(n) for n in (*node.decorator_list, *node.bases, *node.keywords)))
                     texts = ["".join(self.lines[m.first:m.last + 1]) for m in members]

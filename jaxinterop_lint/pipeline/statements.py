@@ -30,6 +30,7 @@ class Stmt:
     ``ast`` node; None for statements merged)."""
 
     __slots__ = ("first", "last", "_uses", "defines", "name", "is_import", "node", "nodes")
+    offset = 0      # the line numbers of its ast nodes are the text's
 
     def __init__(self, first, last, defines, name, is_import, node):
         self.first, self.last, self.defines = first, last, defines
@@ -142,12 +143,13 @@ def _bound(node, out: set) -> None:
         _bound(child, out)
 
 
-def group(body: list, text_lines: int) -> list:
-    """The :class:`Stmt` of each statement of ``body`` (a list of ``ast`` statements),
-    statements sharing a line merged; ``text_lines`` bounds the last line."""
+def group(body: list, text_lines: int, offset: int = 0) -> list:
+    """The :class:`Stmt` of each statement of ``body`` (a list of ``ast`` statements whose
+    line numbers are ``offset`` lines short of the text's), statements sharing a line
+    merged; ``text_lines`` bounds the last line."""
     out: list = []
     for node in body:
-        first, last = _first_line(node) - 1, min(node.end_lineno, text_lines) - 1
+        first, last = _first_line(node) - 1 + offset, min(node.end_lineno + offset, text_lines) - 1
         defines: set = set()
         _bound(node, defines)
         alone = isinstance(node, _DEFS)
@@ -260,10 +262,11 @@ class LazyStmt:
     defines its name and is parsed with ``ast`` when ``node`` or ``uses`` is first asked
     (raising :class:`Unsplit` when it is no statement); any other unit is parsed at once."""
 
-    __slots__ = ("first", "last", "chunk", "defines", "name", "is_import", "_nodes", "_uses")
+    __slots__ = ("first", "last", "chunk", "defines", "name", "is_import", "_nodes", "_uses", "offset")
 
     def __init__(self, first, last, chunk, name, is_import):
         self.first, self.last, self.chunk, self.name, self.is_import = first, last, chunk, name, is_import
+        self.offset = first         # what the line numbers of its ast nodes are counted from
         self._nodes = self._uses = None
         if name is not None:
             self.defines = {name}
@@ -274,7 +277,8 @@ class LazyStmt:
 
     @property
     def nodes(self) -> list:
-        """The ``ast`` statements of the unit, line numbers those of the text."""
+        """The ``ast`` statements of the unit (their line numbers count from the unit's
+        first line, :attr:`offset` lines into the text)."""
         if self._nodes is None:
             try:
                 tree = ast.parse(self.chunk)
@@ -283,8 +287,7 @@ class LazyStmt:
             if not tree.body or self.name is not None and (
                     len(tree.body) != 1 or not isinstance(tree.body[0], _DEFS) or tree.body[0].name != self.name):
                 raise Unsplit(self.first)
-            ast.increment_lineno(tree, self.first)
-            self._nodes = tree.body
+            self._nodes = tree.body     # (line numbers from the unit's first line: ``offset``)
         return self._nodes
 
     @property
