@@ -236,14 +236,19 @@ class Session:
         return False
 
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
-    def know_importers(self) -> None:
+    def know_importers(self, under: Optional[list] = None) -> None:
         """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
         once: those of :meth:`lint`, or for a front end that sees one file at a time the
-        files under its paths (flake8's: ``plan.reported_under``)."""
+        files under its paths (flake8's: ``plan.reported_under``; ``under``: those files,
+        absolute, when the caller discovered them already)."""
         if self._graph_known or self.index is None:
             return
         self._graph_known = True
         files = self._reported_files
+        if files is None and under is not None:
+            files = list(under)
+            for p in files:
+                self.index.add_file(p)
         if files is None:
             from .discover import discover
 
@@ -664,10 +669,7 @@ def shared_project(path: str, config, reported=None) -> Session:
     in this process, reading and filling the command line's cache, saved when the process
     ends.  ``reported`` (paths: files, or folders whose files all are) names the reported
     files, for flake8 the paths it was given."""
-    folder = os.path.dirname(os.path.abspath(path))
-    root = _ROOTS.get(folder)
-    if root is None:
-        root = _ROOTS[folder] = find_root([path])
+    root = _root_of(os.path.abspath(path))
     spelled = repr(config)
     held = _KEYS.get(spelled)
     if held is None:
@@ -685,6 +687,42 @@ def shared_project(path: str, config, reported=None) -> Session:
     return session
 
 
+def prepare_paths(paths, config) -> int:
+    """flake8 on many files (a folder, several paths): the plan of every project under
+    ``paths`` made once, here (:meth:`Session.know_importers`: the facts of every file and
+    the import graph), on the sessions that :func:`shared_project` then hands each file.
+    Called by the flake8 plugin in flake8's main process before it starts its workers: they
+    inherit the plan (``fork``), or read the facts from the cache saved here, so no worker
+    reads and plans the whole project again; each worker then analyses only the files it is
+    given that can make a finding, and what their analyses need.  The files are those
+    :meth:`Session.know_importers` discovers under the same paths (the reported files).
+    Returns how many files were planned."""
+    from .discover import discover
+
+    reported = [os.path.abspath(p) for p in paths]
+    groups: dict = {}
+    for p in discover(reported, extend_exclude=config.extend_exclude, respect_gitignore=config.respect_gitignore):
+        p = os.path.abspath(p)
+        groups.setdefault(_root_of(p), []).append(p)
+    n = 0
+    for root, files in groups.items():
+        session = shared_project(files[0], config, reported=reported)
+        if session.index is None:
+            continue
+        session.know_importers(files)
+        session.save()      # the facts, for workers started another way than fork
+        n += len(files)
+    return n
+
+
+def _root_of(path: str) -> str:
+    folder = os.path.dirname(path)
+    root = _ROOTS.get(folder)
+    if root is None:
+        root = _ROOTS[folder] = find_root([path])
+    return root
+
+
 def _save_at_exit(session: Session) -> None:
     import atexit
 
@@ -695,6 +733,16 @@ def _save_at_exit(session: Session) -> None:
         try:
             from multiprocessing import util
 
-            util.Finalize(session, session.save, exitpriority=10)
+            util.Finalize(session, _save_unless_pool_worker, args=(session,), exitpriority=10)
         except Exception:  # pragma: no cover
             pass
+
+
+def _save_unless_pool_worker(session: Session) -> None:
+    """The save of a flake8 worker at its exit; none in a worker of :mod:`.pool` (forked by
+    :func:`prepare_paths` in flake8's main process: its entries went back with its chunks)."""
+    import sys
+
+    pool = sys.modules.get(__package__ + ".pool")
+    if pool is None or getattr(pool, "_SESSION", None) is None:
+        session.save()
