@@ -85,3 +85,59 @@ def test_flake8_on_a_folder_with_workers_reports_what_the_cli_reports(tmp_path):
                            capture_output=True, text=True, timeout=300)
         assert sorted(r.stdout.replace("[*] ", "").splitlines()) == sorted(ours.stdout.splitlines()), r.stderr
         assert r.returncode == 1 and "pkg/bad.py:5:" in r.stdout
+
+
+# -- one file after a command-line run: the cached result, with no plan -----------------------------
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/bridge.py": "import torch\n\n\ndef to_torch(a):\n    return torch.from_dlpack(a)\n",
+    "pkg/use.py": "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nfrom pkg.bridge import to_torch\n\n\n"
+                  "def main(x, mesh):\n    return to_torch(jax.device_put(x, NamedSharding(mesh, P('x'))))\n",
+    "pkg/direct.py": BAD,
+    "pkg/other.py": "import torch\n\n\ndef f(t):\n    return torch.as_tensor(t)\n",
+}
+# What a flake8 process imported of the plan, the analysis and the tables.
+PLANNING = ("jaxinterop_lint.pipeline.plan", "jaxinterop_lint.pipeline.words", "jaxinterop_lint.pipeline.facts",
+            "jaxinterop_lint.pipeline.demand", "jaxinterop_lint.pipeline.analyse", "jaxinterop_lint.knowledge.apis",
+            "libcst")
+FLAKE8_IN_PROCESS = """\
+import sys
+from flake8.main.cli import main
+try:
+    main(["--select=JXI", "-j", "1", {file!r}])
+except SystemExit:
+    pass
+print("LOADED", sorted(m for m in sys.modules if m in {planning!r}), file=sys.stderr)
+"""
+
+
+def _flake8_loading(root, name, key_dir):
+    from jaxinterop_lint.pipeline import storekey as sk
+
+    r = subprocess.run([sys.executable, "-c", FLAKE8_IN_PROCESS.format(file=name, planning=PLANNING)], cwd=root,
+                       capture_output=True, text=True, timeout=300, env={**os.environ, sk.KEY_ENV: str(key_dir)})
+    [loaded] = [x for x in r.stderr.splitlines() if x.startswith("LOADED ")]
+    return sorted(r.stdout.splitlines()), loaded
+
+
+@pytest.mark.parametrize("name", ["pkg/direct.py", "pkg/other.py", "pkg/bridge.py"])
+def test_flake8_on_one_file_the_cli_cached_needs_no_plan_and_reports_the_same(key_dir, tmp_path, name):
+    from jaxinterop_lint.pipeline import storekey as sk
+
+    root = tmp_path / "proj"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+        os.utime(root / rel, (1_600_000_000, 1_600_000_000))   # old enough for stat stamps to be stored
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    (root / ".git").mkdir()
+    assert run_cli(".", cwd=root, env={sk.KEY_ENV: str(key_dir)}).returncode == 1
+    out, loaded = _flake8_loading(root, name, key_dir)
+    cold, _ = _flake8_loading(root, name, tmp_path / "other-keys")     # no cache of its own
+    assert out == cold and bool(out) == (name == "pkg/direct.py"), out
+    if name == "pkg/bridge.py":
+        # judged by the CLI with use.py's calling context: with only bridge.py reported the
+        # plan decides again (no finding: its caller is not reported)
+        assert "jaxinterop_lint.pipeline.plan" in loaded
+    else:
+        assert loaded == "LOADED []", loaded
