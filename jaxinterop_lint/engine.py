@@ -16,18 +16,17 @@ from .source import (  # noqa: F401  (re-exported: the engine's public reading A
     LINE_SPLIT, SourceError, decode, guard, internal_error, package_of, parse, read_bytes, read_source,
 )
 
-# Names re-exported from noqa.py, imported on first use (the flake8 plugin imports this module
-# in every process; a file with no finding never needs them).
-_NOQA_NAMES = {"FILE_NOQA": "FILE_NOQA", "NOQA": "NOQA", "file_noqa": "file_noqa", "_noqa_codes": "line_codes",
-               "select_findings": "select_findings"}
+# Names re-exported from noqa.py (through pipeline/select.py), imported on first use: the flake8
+# plugin imports this module in every process, and a file with no finding never needs them.
+_NOQA_NAMES = ("FILE_NOQA", "NOQA", "file_noqa", "select_findings", "_noqa_codes")
 
 
 def __getattr__(name: str):
-    if name in _NOQA_NAMES:
-        from . import noqa
+    if name not in _NOQA_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .pipeline import select
 
-        return getattr(noqa, _NOQA_NAMES[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(select, name.lstrip("_"))
 
 
 def shared_project(path: str, config: Config, reported=None):
