@@ -99,7 +99,10 @@ class JaxInteropChecker:
             # The file and the modules its analysis needs, through the command line's plan and
             # cache (never the whole project in each flake8 process).
             session = shared_project(self.filename, self.config, reported=self.paths)
+            before = len(session.analysed)
             result = lint_source(text, self.filename, self.config, project=session)
+            if len(session.analysed) > before:
+                _keep_out_of_gc()
             found = [(f.line, f.column, f"{f.code} {'[*] ' if f.has_fix(('safe',)) else ''}{f.message}")
                      for f in result.findings]
         except Exception as exc:  # a bug of ours: say so on this file, never drop it
@@ -116,6 +119,19 @@ class JaxInteropChecker:
                 f"{ERROR_CODE} jaxinterop-lint cannot lint this file: {err.message}", type(self)
         for line, column, message in found:
             yield line, column, message, type(self)
+
+
+def _keep_out_of_gc() -> None:
+    """Move every object alive now out of the cyclic garbage collector's reach
+    (:func:`gc.freeze`), after the plugin analysed modules in this flake8 process: the
+    session keeps their analyses (syntax trees, summaries) until the process ends, and each
+    full collection of flake8's own garbage would walk them all again.  Measured on the jax
+    sources (issue 16): without it a flake8 process with the plugin spent three times as
+    long in the collector as one without the plugin.  Cycles that are garbage already stay
+    in memory until the process ends (flake8's processes are short-lived)."""
+    import gc
+
+    gc.freeze()
 
 
 def _many(paths) -> bool:

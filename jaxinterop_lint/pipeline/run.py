@@ -801,6 +801,12 @@ def prepare_paths(paths, config) -> int:
         session.know_importers(files)
         session.save()      # the facts, for workers started another way than fork
         n += len(files)
+    if n:
+        import gc
+
+        # The plan lives as long as the process and its workers: kept out of the collector
+        # (no full collection walks it again, no worker copies its pages just to mark them).
+        gc.freeze()
     return n
 
 
