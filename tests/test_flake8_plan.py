@@ -68,6 +68,24 @@ def test_a_folder_is_planned_once_before_the_workers_and_then_read_no_more(plugi
     assert session.analysed == [str(root / "pkg" / "bad.py")]   # only the file that can make a finding
 
 
+def test_a_plan_that_fails_in_part_is_dropped_and_each_file_lints_alone(plugin, tmp_path, monkeypatch):
+    checker, run = plugin
+    root = _project(tmp_path)
+    monkeypatch.chdir(root)
+    real = run.Session.know_importers
+
+    def broken(self, under=None):
+        real(self, under)
+        raise RuntimeError("a bug of the plan")
+
+    monkeypatch.setattr(run.Session, "know_importers", broken)
+    checker.parse_options(_options("pkg"))         # never a traceback from flake8's options
+    assert run._SHARED == {}                        # no half-made plan is kept
+    monkeypatch.setattr(run.Session, "know_importers", real)
+    found = list(checker(None, "pkg/bad.py", (root / "pkg" / "bad.py").read_text().splitlines(True)).run())
+    assert [m.split()[0] for _, _, m, _ in found] == ["JXI002"]
+
+
 def test_one_file_is_not_planned_ahead(plugin, tmp_path, monkeypatch):
     checker, run = plugin
     root = _project(tmp_path)

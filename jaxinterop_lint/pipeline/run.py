@@ -785,22 +785,30 @@ def prepare_paths(paths, config) -> int:
     reads and plans the whole project again; each worker then analyses only the files it is
     given that can make a finding, and what their analyses need.  The files are those
     :meth:`Session.know_importers` discovers under the same paths (the reported files).
-    Returns how many files were planned."""
+    Returns how many projects were planned."""
     from .discover import discover
 
     reported = [os.path.abspath(p) for p in paths]
-    groups: dict = {}
-    for p in discover(reported, extend_exclude=config.extend_exclude, respect_gitignore=config.respect_gitignore):
-        p = os.path.abspath(p)
-        groups.setdefault(_root_of(p), []).append(p)
+    files = [os.path.abspath(p) for p in discover(reported, extend_exclude=config.extend_exclude,
+                                                  respect_gitignore=config.respect_gitignore)]
+    firsts: dict = {}
+    for p in files:
+        firsts.setdefault(_root_of(p), p)
+    before = dict(_SHARED)
     n = 0
-    for root, files in groups.items():
-        session = shared_project(files[0], config, reported=reported)
-        if session.index is None:
-            continue
-        session.know_importers(files)
-        session.save()      # the facts, for workers started another way than fork
-        n += len(files)
+    try:
+        for root, first in firsts.items():
+            session = shared_project(first, config, reported=reported)
+            if session.index is None:
+                continue
+            session.know_importers(files)   # every file under the paths, as each file's lint would
+            session.save()      # the facts, for workers started another way than fork
+            n += 1
+    except BaseException:
+        # a plan made in part is no plan: each file then makes its own, and says what failed
+        _SHARED.clear()
+        _SHARED.update(before)
+        raise
     if n:
         import gc
 
