@@ -5,9 +5,8 @@ import dataclasses
 import fnmatch
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .knowledge import DEFAULT_KNOWLEDGE, Knowledge
 from .catalog import DEFAULT_CODES, OPT_IN, NAMES as RULES_BY_CODE
 
 
@@ -20,6 +19,9 @@ DEFAULT_EXCLUDE = (
 
 
 from .errors import ConfigError  # noqa: E402,F401  (defined below everything that reads a configuration)
+
+if TYPE_CHECKING:   # the tables are loaded on first use (flake8 imports this module in every process)
+    from .knowledge import Knowledge
 
 
 def expand_codes(selectors, where: str = "command line", key: str = "select", opt_in: bool = True) -> frozenset:
@@ -83,8 +85,10 @@ class Config:
                 out |= expand_codes(codes, self.source, "per-file-ignores")
         return frozenset(out)
 
-    def knowledge(self) -> Knowledge:
+    def knowledge(self) -> "Knowledge":
         """The API tables for this run, with the project's JAX range."""
+        from .knowledge import DEFAULT_KNOWLEDGE
+
         kb = DEFAULT_KNOWLEDGE
         if self.extend_sources or self.extend_sinks or self.extend_sanitizers:
             kb = kb.extended(self.extend_sources, self.extend_sinks, self.extend_sanitizers)

@@ -12,10 +12,21 @@ from typing import Iterable, Optional
 
 from .config import Config
 from .pipeline.results import FileResult, LintResult  # noqa: F401  (public records)
-from .noqa import FILE_NOQA, NOQA, file_noqa, line_codes as _noqa_codes, select_findings  # noqa: F401  (noqa.py)
 from .source import (  # noqa: F401  (re-exported: the engine's public reading API)
     LINE_SPLIT, SourceError, decode, guard, internal_error, package_of, parse, read_bytes, read_source,
 )
+
+# Names re-exported from noqa.py (through pipeline/select.py), imported on first use: the flake8
+# plugin imports this module in every process, and a file with no finding never needs them.
+_NOQA_NAMES = ("FILE_NOQA", "NOQA", "file_noqa", "select_findings", "_noqa_codes")
+
+
+def __getattr__(name: str):
+    if name not in _NOQA_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .pipeline import select
+
+    return getattr(select, name.lstrip("_"))
 
 
 def shared_project(path: str, config: Config, reported=None):

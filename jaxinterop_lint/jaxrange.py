@@ -29,7 +29,7 @@ import re
 from typing import Iterable, Optional
 
 from .errors import ConfigError
-from .knowledge import versions as VT
+from .knowledge import releases as VT
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 LOCK_FILES = ("uv.lock", "poetry.lock", "pdm.lock")

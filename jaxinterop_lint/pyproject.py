@@ -13,12 +13,24 @@ from typing import Iterable, Optional
 
 from .config import Config, ConfigError, expand_codes
 from .pipeline.discover import _excluded
-from .knowledge import apis
 from .tomlfile import read_toml  # noqa: F401  (re-exported: the table's reader)
 
 TABLE = "jaxinterop-lint"
 QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-PROTOCOLS = (apis.DLPACK, apis.CAI, apis.RAW)
+
+
+def protocols() -> tuple:
+    """The protocol names ``extend-sinks`` takes (knowledge/apis.py; loaded on first use:
+    flake8 reads this module's table in every process)."""
+    from .knowledge import apis
+
+    return (apis.DLPACK, apis.CAI, apis.RAW)
+
+
+def __getattr__(name: str):
+    if name == "PROTOCOLS":       # the old name of protocols()
+        return protocols()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 CODE_KEYS = ("select", "ignore", "extend-select")
 PATTERN_KEYS = ("exclude", "extend-exclude")
 NAME_KEYS = ("extend-sources", "extend-sanitizers")
@@ -134,9 +146,9 @@ def _sinks(value, path: str) -> dict:
                           f"got {_type(value)}")
     _names(list(value), path, "extend-sinks")
     for name, protocol in value.items():
-        if protocol not in PROTOCOLS:
+        if protocol not in protocols():
             raise ConfigError(f"{path}: extend-sinks.{name!r}: unknown protocol {protocol!r} "
-                              f"(known: {', '.join(PROTOCOLS)})")
+                              f"(known: {', '.join(protocols())})")
     return dict(value)
 
 

@@ -1,46 +1,20 @@
-"""What the linter knows about APIs (``apis``), as data, and the per-run view of it that a
-configuration can extend (:class:`Knowledge`)."""
+"""What the linter knows about APIs (``apis``, ``versions``, ...), as data, and the per-run
+view of it that a configuration can extend (:class:`Knowledge`, in :mod:`.view`).
+
+Nothing is loaded when the package is imported: each table when first used (a flake8 process
+whose file has a cached result reads only the JAX release table, :mod:`.versions`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from . import apis, versions
+_VIEW = ("Knowledge", "DEFAULT_KNOWLEDGE")
 
 
-@dataclass(frozen=True)
-class Knowledge:
-    """The tables the analysis consults: the built-in ones plus a project's own APIs
-    (``extend-sources``, ``extend-sinks``, ``extend-sanitizers`` of the configuration)."""
+def __getattr__(name: str):
+    if name in _VIEW:
+        from . import view
 
-    call_sinks: dict = field(default_factory=lambda: dict(apis.CALL_SINKS))
-    direct_sources: dict = field(default_factory=lambda: dict(apis.DIRECT_SOURCES))
-    sanitizers: frozenset = apis.SANITIZERS
-    declared: frozenset = frozenset()
-    """The qualified names the configuration added (they may name the project's own
-    functions: a call of one of them means what the configuration says, not what the
-    function's body does)."""
+        return getattr(view, name)
+    if name in ("apis", "versions", "messages", "structures"):
+        import importlib
 
-    def declares(self, qn: str) -> bool:
-        """Whether the configuration names ``qn`` as a source, a sink or a sanitizer."""
-        return qn in self.declared
-
-    # The project's JAX releases (knowledge/versions.py) and how messages name the range.
-    jax_versions: frozenset = versions.DEFAULT
-    jax_range: str = ""
-
-    def extended(self, sources=(), sinks=None, sanitizers=()) -> "Knowledge":
-        """A copy with more sources (qualified names), sinks (qualified name -> protocol
-        name: ``dlpack``, ``cuda-array-interface`` or ``raw-buffer``) and sanitizers."""
-        call_sinks = dict(self.call_sinks)
-        for qn, protocol in (sinks or {}).items():
-            call_sinks[qn] = apis.Sink(protocol, None if protocol == apis.CAI else "BufferError")
-        direct = dict(self.direct_sources)
-        for qn in sources:
-            direct[qn] = f"{qn}() (extend-sources)"
-        declared = self.declared | frozenset(sources) | frozenset(sinks or ()) | frozenset(sanitizers)
-        return Knowledge(call_sinks=call_sinks, direct_sources=direct,
-                         sanitizers=self.sanitizers | frozenset(sanitizers), declared=declared,
-                         jax_versions=self.jax_versions, jax_range=self.jax_range)
-
-
-DEFAULT_KNOWLEDGE = Knowledge()
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,17 +15,32 @@ import os
 import sys
 from typing import Optional
 
-from ..knowledge import apis
-
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 
-_TABLE_ROOTS = frozenset(
-    q.split(".")[0]
-    for table in (apis.CALL_SINKS, apis.SOURCE_WRAPPERS, apis.DIRECT_SOURCES, apis.PLACEMENT_CALLS,
-                  apis.REMOVED_CALLS, apis.SANITIZERS)
-    for q in table
-) | apis.JAX_ROOTS | {"functools", "builtins", "numpy", "torch", "cupy", "numba", "warp", "tensorflow"}
-LIBRARY_ROOTS = _TABLE_ROOTS | frozenset(getattr(sys, "stdlib_module_names", ()))
+_LIBRARY_ROOTS: list = []
+
+
+def library_roots() -> frozenset:
+    """Top-level names of libraries, never of the project: the roots of the API tables'
+    names (knowledge/apis.py, loaded on first use: finding a project root needs none of it)
+    and the standard library's modules."""
+    if not _LIBRARY_ROOTS:
+        from ..knowledge import apis
+
+        tables = frozenset(
+            q.split(".")[0]
+            for table in (apis.CALL_SINKS, apis.SOURCE_WRAPPERS, apis.DIRECT_SOURCES, apis.PLACEMENT_CALLS,
+                          apis.REMOVED_CALLS, apis.SANITIZERS)
+            for q in table
+        ) | apis.JAX_ROOTS | {"functools", "builtins", "numpy", "torch", "cupy", "numba", "warp", "tensorflow"}
+        _LIBRARY_ROOTS.append(tables | frozenset(getattr(sys, "stdlib_module_names", ())))
+    return _LIBRARY_ROOTS[0]
+
+
+def __getattr__(name: str):
+    if name == "LIBRARY_ROOTS":
+        return library_roots()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _MARKED: dict = {}
 
@@ -126,7 +141,7 @@ class ModuleIndex:
                         names.add(e[:-3])
                     elif e.isidentifier() and not e.startswith(".") and os.path.isdir(os.path.join(r, e)):
                         names.add(e)
-            self._tops = frozenset(names - LIBRARY_ROOTS)
+            self._tops = frozenset(names - library_roots())
         return self._tops
 
     def module_name(self, path: str) -> Optional[str]:
@@ -184,7 +199,7 @@ class ModuleIndex:
         result that used the absence of ``name`` is stale once one of them exists); empty
         for library names and for modules that exist."""
         top = name.split(".")[0]
-        if not top or top in LIBRARY_ROOTS or self.find_module(name) is not None:
+        if not top or top in library_roots() or self.find_module(name) is not None:
             return []
         rel = name.replace(".", os.sep)
         out = []

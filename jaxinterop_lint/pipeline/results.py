@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from ..finding import DeferredFix, Edit, Finding, Fix, Step
 from ..source import SourceError
+
+if TYPE_CHECKING:   # finding.py is imported when a result has a finding (most have none)
+    from ..finding import Finding
 
 
 @dataclass
@@ -50,7 +52,9 @@ def _abs(path: str, base: Optional[str]) -> str:
     return os.path.normpath(os.path.join(base, path))
 
 
-def _finding_json(f: Finding, given: str, absolute: str, base: Optional[str]) -> dict:
+def _finding_json(f: "Finding", given: str, absolute: str, base: Optional[str]) -> dict:
+    from ..finding import DeferredFix
+
     # A fix not computed yet stays so (a DeferredFix: the store computes it when it writes the
     # entry, through its ``to_json``; a run without the store never computes an unread fix).
     pending = f.__dict__.get("_fix")
@@ -88,8 +92,10 @@ def _spell(path: str, absolute: str, given: str) -> str:
         return path
 
 
-def finding_from_json(d: dict, given: str, absolute: str) -> Finding:
+def finding_from_json(d: dict, given: str, absolute: str) -> "Finding":
     """A :class:`Finding` of plain data, its paths spelled for this run."""
+    from ..finding import DeferredFix, Edit, Finding, Fix, Step
+
     d = dict(d)
     d["path"] = given
     d["provenance"] = tuple(Step(**dict(s, path=_spell(s["path"], absolute, given))) for s in d["provenance"])

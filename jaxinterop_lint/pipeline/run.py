@@ -27,17 +27,38 @@ import dataclasses
 import os
 from typing import Optional
 
-from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
-from .analyse import build_analysis, holds_no_finding, run_analysis
-from .demand import Demand, store_contexts, stored_contexts
 from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
-from .plan import Plan, can_find, facts_of, words_for
 from .read import Reader
 from .results import FileResult, LintResult, raw_to_json
 from .select import select
 from .store import FORMAT, Store, key_of
+
+
+
+# The plan, the analysis and the calling contexts are imported on first use: a flake8 process
+# (or ``--fix``, standard input) whose file has a valid cached result needs none of them.
+def build_analysis(*args, **kwargs):
+    """:func:`.analyse.build_analysis`."""
+    from .analyse import build_analysis as build
+
+    return build(*args, **kwargs)
+
+
+def run_analysis(ma):
+    """:func:`.analyse.run_analysis`."""
+    from .analyse import run_analysis as run
+
+    return run(ma)
+
+
+def holds_no_finding(*args, **kwargs) -> bool:
+    """:func:`.analyse.holds_no_finding`."""
+    from .analyse import holds_no_finding as holds
+
+    return holds(*args, **kwargs)
+
 
 # Configuration fields that change what is reported, not the raw results: the command line
 # and the flake8 plugin (which selects differently) share one cache.
@@ -123,8 +144,11 @@ class Session:
         self.store = Store(self.root if (use_cache and self.root) else None, key or store_key(config))
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
-        self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
-        self.demand = Demand(self.plan)
+        self.enabled = config.enabled()
+        self._plan = None
+        self._demand = None
+        self._reported = set(reported)  # the reported files while there is no plan (then plan.reported)
+        self._reported_under: list = []
         self.errors: dict = {}
         self.analysed: list = []
         self._project = None
@@ -137,6 +161,32 @@ class Session:
         self._ctx_epoch = None          # {path: ctx_in} of the stored contexts epoch when it holds
         self._ctx_checked = False
         self._ctx_decided: set = set()  # files whose context callers this process decided
+
+    @property
+    def plan(self):
+        """The plan (:class:`~.plan.Plan`), made on first use: a file whose cached result
+        holds with no other file reported needs none (:meth:`_holds_alone`)."""
+        if self._plan is None:
+            from .plan import Plan
+
+            self._plan = Plan(self.reader, self.index, self.config, self.store, self.enabled, self._reported)
+            self._plan.reported_under = self._reported_under
+        return self._plan
+
+    @property
+    def demand(self):
+        """The callers' side of the plan (:class:`~.demand.Demand`), made on first use."""
+        if self._demand is None:
+            from .demand import Demand
+
+            self._demand = Demand(self.plan)
+        return self._demand
+
+    def report_under(self, folders: list) -> None:
+        """Report every file under ``folders`` (absolute paths: flake8's paths)."""
+        self._reported_under = folders
+        if self._plan is not None:
+            self._plan.reported_under = folders
 
     @property
     def words(self):
@@ -256,14 +306,19 @@ class Session:
         return False
 
     # -- calling contexts across modules (PLAN decision 1) ----------------------------------
-    def know_importers(self) -> None:
+    def know_importers(self, under: Optional[list] = None) -> None:
         """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
         once: those of :meth:`lint`, or for a front end that sees one file at a time the
-        files under its paths (flake8's: ``plan.reported_under``)."""
+        files under its paths (flake8's: ``plan.reported_under``; ``under``: those files,
+        absolute, when the caller discovered them already)."""
         if self._graph_known or self.index is None:
             return
         self._graph_known = True
         files = self._reported_files
+        if files is None and under is not None:
+            files = list(under)
+            for p in files:
+                self.index.add_file(p)
         if files is None:
             from .discover import discover
 
@@ -346,6 +401,8 @@ class Session:
         if not self._ctx_checked:
             self._ctx_checked = True
             if self._reported_files is not None:
+                from .demand import stored_contexts
+
                 self._ctx_epoch = stored_contexts(self.store, self.reader, self._reported_files)
         return self._ctx_epoch
 
@@ -359,6 +416,8 @@ class Session:
         for p in files:
             if p not in self._ctx_decided:   # judged by a worker: what the decision reads, here
                 self.context_takers(p)
+        from .demand import store_contexts
+
         store_contexts(self.store, self.reader, self.plan, files, out)
 
     def raw(self, path: str) -> dict:
@@ -494,6 +553,15 @@ class Session:
     def cached(self, path: str) -> Optional[dict]:
         """The stored raw result of ``path`` when still valid.  A file the plan left out
         under another rule selection is planned again when this run enables more rules."""
+        data = self._stored(path)
+        if data is not None and not self.contexts_hold(path, data):
+            return None
+        return data
+
+    def _stored(self, path: str) -> Optional[dict]:
+        """:meth:`cached` but for its calling contexts: the stored result of ``path`` when it
+        was made from the file as it is now, everything it used (its dependencies, the plan's
+        epoch) is unchanged, and this run enables no rule the plan left out then."""
         entry = self.store.get(path)
         data = Store.field(entry, "result", self.reader.digest(path), self.reader.digest, self.reader.exists)
         if data is not None:
@@ -501,15 +569,32 @@ class Session:
             if epoch is not None and not (isinstance(epoch, str) and self._epoch_holds(epoch)):
                 return None
         if data is not None and not data.get("analysed") and not data.get("error"):
-            if not self.plan.enabled <= set(data.get("enabled", ())):
+            if not self.enabled <= set(data.get("enabled", ())):
                 return None
-        if data is not None and not self.contexts_hold(path, data):
+        return data
+
+    def _holds_alone(self, path: str, text: str) -> Optional[dict]:
+        """The cached result of ``path`` for :meth:`lint_text`, found without the plan (no
+        import graph, no word lists: the editor's flake8 on one file after a command-line
+        run): when no other file is reported (so no reported caller can give ``path`` a
+        calling context), ``text`` is the file's, the stored result holds
+        (:meth:`_stored`) and it was judged with no calling context.  None otherwise: the
+        plan decides (:meth:`cached`)."""
+        if any(r != path for r in self._reported_under) or any(r != path for r in self._reported):
+            return None
+        try:
+            if self.reader.text(path) != text:
+                return None
+        except SourceError:
+            return None
+        data = self._stored(path)
+        if data is None or data.get("ctx_in") or data.get("ctx_out"):
             return None
         return data
 
     def not_analysed(self) -> dict:
         """The raw result of a file the plan leaves out (under this run's rule selection)."""
-        return dict(NOT_ANALYSED, enabled=sorted(self.plan.enabled))
+        return dict(NOT_ANALYSED, enabled=sorted(self.enabled))
 
     # -- many files ------------------------------------------------------------------------
     def lint(self, files: list, jobs: int = 1) -> dict:
@@ -585,6 +670,11 @@ class Session:
         self._ctx_epoch, self._ctx_checked = None, True
         if self.index is not None:
             self.index.add_file(path)
+        if self._plan is None and not force:
+            data = self._holds_alone(path, text)
+            if data is not None:
+                self._reported.add(path)
+                return select(data, given, self.config, lambda: text)
         self.plan.reported.add(path)
         for memo in (self.plan._facts, self.plan._targets):
             memo.pop(path, None)
@@ -628,6 +718,8 @@ def _frozen(ma) -> bool:
 def lint_lone(text: str, given: str, config, force: bool = False) -> FileResult:
     """Lint one text with no project (the API's :func:`~jaxinterop_lint.engine.lint_source`
     without ``project``): parsed only when the plan says it can make a finding."""
+    from .plan import can_find, facts_of, words_for
+
     w = words_for(config)
     facts = facts_of(text, "", w)
     enabled = config.enabled()
@@ -676,6 +768,8 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
             out.handled.extend(r.handled)
             out.suppressed.extend(r.suppressed)
         session.save()
+    from ..finding import Finding
+
     out.findings.sort(key=Finding.sort_key)
     out.errors.sort(key=lambda e: order.get(e[0], 0))
     out.analysed = len(out.analysed_paths)
@@ -693,10 +787,7 @@ def shared_project(path: str, config, reported=None) -> Session:
     in this process, reading and filling the command line's cache, saved when the process
     ends.  ``reported`` (paths: files, or folders whose files all are) names the reported
     files, for flake8 the paths it was given."""
-    folder = os.path.dirname(os.path.abspath(path))
-    root = _ROOTS.get(folder)
-    if root is None:
-        root = _ROOTS[folder] = find_root([path])
+    root = _root_of(os.path.abspath(path))
     spelled = repr(config)
     held = _KEYS.get(spelled)
     if held is None:
@@ -710,8 +801,58 @@ def shared_project(path: str, config, reported=None) -> Session:
         session = _SHARED[key] = Session(root, config, use_cache=has_marker(root), key=held[0])
         _save_at_exit(session)
     if reported:
-        session.plan.reported_under = sorted({os.path.abspath(p) for p in reported})
+        session.report_under(sorted({os.path.abspath(p) for p in reported}))
     return session
+
+
+def prepare_paths(paths, config) -> int:
+    """flake8 on many files (a folder, several paths): the plan of every project under
+    ``paths`` made once, here (:meth:`Session.know_importers`: the facts of every file and
+    the import graph), on the sessions that :func:`shared_project` then hands each file.
+    Called by the flake8 plugin in flake8's main process before it starts its workers: they
+    inherit the plan (``fork``), or read the facts from the cache saved here, so no worker
+    reads and plans the whole project again; each worker then analyses only the files it is
+    given that can make a finding, and what their analyses need.  The files are those
+    :meth:`Session.know_importers` discovers under the same paths (the reported files).
+    Returns how many projects were planned."""
+    from .discover import discover
+
+    reported = [os.path.abspath(p) for p in paths]
+    files = [os.path.abspath(p) for p in discover(reported, extend_exclude=config.extend_exclude,
+                                                  respect_gitignore=config.respect_gitignore)]
+    firsts: dict = {}
+    for p in files:
+        firsts.setdefault(_root_of(p), p)
+    before = dict(_SHARED)
+    n = 0
+    try:
+        for root, first in firsts.items():
+            session = shared_project(first, config, reported=reported)
+            if session.index is None:
+                continue
+            session.know_importers(files)   # every file under the paths, as each file's lint would
+            session.save()      # the facts, for workers started another way than fork
+            n += 1
+    except BaseException:
+        # a plan made in part is no plan: each file then makes its own, and says what failed
+        _SHARED.clear()
+        _SHARED.update(before)
+        raise
+    if n:
+        import gc
+
+        # The plan lives as long as the process and its workers: kept out of the collector
+        # (no full collection walks it again, no worker copies its pages just to mark them).
+        gc.freeze()
+    return n
+
+
+def _root_of(path: str) -> str:
+    folder = os.path.dirname(path)
+    root = _ROOTS.get(folder)
+    if root is None:
+        root = _ROOTS[folder] = find_root([path])
+    return root
 
 
 def _save_at_exit(session: Session) -> None:
@@ -724,6 +865,16 @@ def _save_at_exit(session: Session) -> None:
         try:
             from multiprocessing import util
 
-            util.Finalize(session, session.save, exitpriority=10)
+            util.Finalize(session, _save_unless_pool_worker, args=(session,), exitpriority=10)
         except Exception:  # pragma: no cover
             pass
+
+
+def _save_unless_pool_worker(session: Session) -> None:
+    """The save of a flake8 worker at its exit; none in a worker of :mod:`.pool` (forked by
+    :func:`prepare_paths` in flake8's main process: its entries went back with its chunks)."""
+    import sys
+
+    pool = sys.modules.get(__package__ + ".pool")
+    if pool is None or getattr(pool, "_SESSION", None) is None:
+        session.save()

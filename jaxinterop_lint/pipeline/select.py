@@ -11,8 +11,20 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..noqa import FILE_NOQA, NOQA, UNUSED_NOQA, file_noqa, line_codes as noqa_codes, select_findings  # noqa: F401
 from .results import FileResult, raw_error, raw_findings
+
+UNUSED_NOQA = "JXI100"   # noqa.UNUSED_NOQA (noqa.py is imported only when there is something to judge)
+_NOQA_NAMES = {"FILE_NOQA": "FILE_NOQA", "NOQA": "NOQA", "file_noqa": "file_noqa", "noqa_codes": "line_codes",
+               "select_findings": "select_findings"}
+
+
+def __getattr__(name: str):
+    """The names this module re-exported from :mod:`jaxinterop_lint.noqa`, on first use."""
+    if name in _NOQA_NAMES:
+        from .. import noqa
+
+        return getattr(noqa, _NOQA_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def select(data: dict, given: str, config, text_of: Callable[[], str]) -> FileResult:
@@ -27,5 +39,7 @@ def select(data: dict, given: str, config, text_of: Callable[[], str]) -> FileRe
             text = text_of()
         except Exception:
             text = ""
+        from ..noqa import select_findings
+
         select_findings(findings, text, given, config, r)
     return r
