@@ -5,8 +5,6 @@ oracle is the whole-text reading (``statements``): same ranges, names bound and 
 on the package's own sources, the fixtures and texts made to trip a line-based cut."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import ROOT

@@ -57,14 +57,20 @@ def test_masking_changes_no_finding_file_by_file(monkeypatch, reader):
     assert masked == whole
 
 
-@pytest.mark.usefixtures("always_mask")
-def test_masking_changes_no_finding_across_modules(monkeypatch, tmp_path):
+def project_copies(tmp_path) -> list:
+    """Copies of :data:`PROJECTS` under ``tmp_path``, each a project (``pyproject.toml``)."""
     roots = []
     for i, src in enumerate(PROJECTS):
         dst = tmp_path / f"p{i}"
         shutil.copytree(src, dst)
         (dst / "pyproject.toml").touch()
         roots.append(dst)
+    return roots
+
+
+@pytest.mark.usefixtures("always_mask")
+def test_masking_changes_no_finding_across_modules(monkeypatch, tmp_path):
+    roots = project_copies(tmp_path)
     masked = [_project_findings(r) for r in roots]
     monkeypatch.undo()
     _never_mask(monkeypatch)

@@ -5,19 +5,16 @@ reported with calling contexts.  Differential tests: every finding, message and 
 fixture projects is the same with the partial parse forced on every module as with it off."""
 from __future__ import annotations
 
-import shutil
 import textwrap
 
 import pytest
 
 import jaxinterop_lint.pipeline.partial as partial
-from conftest import ROOT
+from test_masking_ast import project_copies
 from jaxinterop_lint import Config, lint_paths
 from jaxinterop_lint.pipeline import run
 from jaxinterop_lint.pipeline.analyse import PARSES
 
-PROJECTS = [ROOT / "fixtures" / "project", ROOT / "fixtures" / "runtime" / "xmodule", ROOT / "fixtures" / "cases",
-            ROOT / "fixtures" / "cases-depth", ROOT / "examples"]
 FILLER = "".join(f"def filler_{i}(a):\n    return a + {i}\n\n" for i in range(120))
 
 
@@ -55,12 +52,7 @@ def _project(tmp_path, files: dict):
 
 
 def test_partial_parse_changes_no_finding_across_modules(monkeypatch, tmp_path, always_partial):
-    roots = []
-    for i, src in enumerate(PROJECTS):
-        dst = tmp_path / f"p{i}"
-        shutil.copytree(src, dst)
-        (dst / "pyproject.toml").touch()
-        roots.append(dst)
+    roots = project_copies(tmp_path)
     parts = [_findings(r) for r in roots]
     assert len(always_partial) >= 2          # the forcing reached modules of these projects
     monkeypatch.undo()

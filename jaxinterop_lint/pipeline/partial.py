@@ -139,7 +139,6 @@ class Partial:
             return []
         runs: list = []
         for i in new:
-            u = self.units[i]
             if runs and runs[-1][1] == i - 1:
                 runs[-1][1] = i
             else:
