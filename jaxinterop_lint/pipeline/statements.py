@@ -256,13 +256,13 @@ class Unsplit(Exception):
     inside a string or brackets): the text must be read whole (:func:`statements`)."""
 
 
-class LazyStmt:
+class LazyStmt(Stmt):
     """A top-level statement cut from the text by its lines (:func:`lazy_statements`),
     with the interface of :class:`Stmt`.  A ``def`` or ``class`` (most of a module's text)
     defines its name and is parsed with ``ast`` when ``node`` or ``uses`` is first asked
     (raising :class:`Unsplit` when it is no statement); any other unit is parsed at once."""
 
-    __slots__ = ("first", "last", "chunk", "defines", "name", "is_import", "_nodes", "_uses", "offset")
+    __slots__ = ("chunk", "_nodes", "offset")
 
     def __init__(self, first, last, chunk, name, is_import):
         self.first, self.last, self.chunk, self.name, self.is_import = first, last, chunk, name, is_import
@@ -295,18 +295,6 @@ class LazyStmt:
         """The unit's ``ast`` statement (None when it holds several)."""
         nodes = self.nodes
         return nodes[0] if len(nodes) == 1 else None
-
-    @property
-    def uses(self) -> frozenset:
-        """The names the code of the unit uses (:func:`uses_of`)."""
-        if self._uses is None:
-            self._uses = frozenset().union(*map(uses_of, self.nodes))
-        return self._uses
-
-    @property
-    def is_def(self) -> bool:
-        """Whether the unit is a lone ``def`` or ``class``."""
-        return self.name is not None
 
 
 def lazy_statements(lines: list) -> Optional[tuple]:
