@@ -21,7 +21,7 @@ from .scanner import blank
 from .statements import Unsplit
 
 MIN_LINES = 200         # shorter modules are parsed whole: little to gain
-MIN_GAIN = 0.25         # the share of lines the first part must blank, else the text is parsed whole
+MIN_GAIN = 0.1          # the share of lines the first part must blank, else the text is parsed whole (as masking.py)
 
 
 class Partial:
