@@ -114,7 +114,8 @@ class Session:
     def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=(), key: Optional[str] = None):
         self.root = os.path.abspath(root) if root else None
         self.config = config
-        self.store = Store(self.root if (use_cache and self.root) else None, key or store_key(config))
+        self.key = key or store_key(config)
+        self.store = Store(self.root if (use_cache and self.root) else None, self.key)
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
         self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
@@ -131,6 +132,7 @@ class Session:
         self._ctx_epoch = None          # {path: ctx_in} of the stored contexts epoch when it holds
         self._ctx_checked = False
         self._ctx_decided: set = set()  # files whose context callers this process decided
+        self._warm = None               # the store of the warm record (:mod:`.warm`), on first use
 
     @property
     def words(self):
@@ -487,9 +489,46 @@ class Session:
         return dict(NOT_ANALYSED, enabled=sorted(self.plan.enabled))
 
     # -- many files ------------------------------------------------------------------------
+    @property
+    def warm(self) -> Store:
+        """The store of the warm record (:mod:`.warm`): memory only without a cache folder."""
+        if self._warm is None:
+            from . import warm
+
+            self._warm = warm.store_for(self.root if self.store.folder else None, self.key)
+        return self._warm
+
+    def warm_answer(self, files: list) -> Optional[dict]:
+        """The raw results of ``files`` from the warm record when nothing it consulted
+        changed (:func:`.warm.answer`), else None; never with a text given instead of a
+        file's."""
+        if self.store.folder is None or self.plan.texts or not files:
+            return None
+        from . import warm
+
+        return warm.answer(self.warm, files, self.plan.enabled)
+
+    def _record_warm(self, files: list, out: dict) -> None:
+        """Keep the warm record of a :meth:`lint` whose every result came from the store
+        with the stored calling contexts (so the checks read only stamps, hashes and
+        absences through the reader: :func:`.warm.record`); saved with the store."""
+        if self.store.folder is None or self.plan.texts or self._ctx_epoch is None or not files:
+            return
+        import time
+
+        from . import warm
+
+        warm.record(self.warm, self.reader, files, self.plan.enabled, out, time.time_ns())
+
     def lint(self, files: list, jobs: int = 1) -> dict:
-        """Raw results of ``files`` (absolute paths), by path: cached ones, analysed ones,
-        and those the plan leaves out."""
+        """Raw results of ``files`` (absolute paths), by path: from the warm record when
+        nothing changed (:meth:`warm_answer`), else cached ones, analysed ones, and those
+        the plan leaves out."""
+        answered = self.warm_answer(files)
+        if answered is not None:
+            self.plan.reported.update(files)
+            self._reported_files = list(files)
+            return answered
         if self.index is not None:
             for p in files:
                 self.index.add_file(p)
@@ -509,6 +548,7 @@ class Session:
         if not todo:
             self._waiting = None
             self._store_contexts_epoch(out)
+            self._record_warm(files, out)
             return out
         from .pool import analyse_files, uses_workers
 
@@ -586,8 +626,10 @@ class Session:
         return select(data, given, self.config, lambda: text)
 
     def save(self) -> None:
-        """Write what this session stored."""
+        """Write what this session stored (and the warm record, replacing the one before)."""
         self.store.save()
+        if self._warm is not None:
+            self._warm.save(merge=False)
 
 
 def _frozen(ma) -> bool:
