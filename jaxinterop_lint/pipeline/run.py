@@ -664,7 +664,8 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
     :func:`~.modules.find_root`), so a folder holding several projects is linted project by
     project."""
     out = LintResult(files=len(files))
-    abs_of = {f: os.path.abspath(f) for f in files}
+    cwd = os.getcwd()   # os.path.abspath asks for it once per file
+    abs_of = {f: os.path.normpath(f if os.path.isabs(f) else os.path.join(cwd, f)) for f in files}
     if not whole_project:
         groups = {None: files}
     elif project_root:
@@ -677,12 +678,13 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
                 by_dir[d] = find_root([d])
             groups.setdefault(by_dir[d], []).append(f)
     order = {f: i for i, f in enumerate(files)}
+    enabled = config.enabled()
     for root, group in groups.items():
         session = Session(root, config, use_cache=use_cache and root is not None)
         raws = session.lint([abs_of[f] for f in group], jobs)
         out.analysed_paths.extend(session.analysed)
         for f in group:
-            r = select(raws[abs_of[f]], f, config, lambda p=abs_of[f], s=session: s.reader.text(p))
+            r = select(raws[abs_of[f]], f, config, lambda p=abs_of[f], s=session: s.reader.text(p), enabled)
             if r.error is not None:
                 out.errors.append((f, r.error))
             out.findings.extend(r.findings)
