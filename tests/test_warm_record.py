@@ -232,3 +232,55 @@ def test_a_record_file_that_is_a_device_or_a_fifo_is_not_read(key_dir, tmp_path,
     f.unlink()
     os.mkfifo(f) if target == "FIFO" else f.symlink_to(target)
     assert lint(root, monkeypatch)[0] == cold and answers[-1] is False
+
+
+LOADED = """
+import sys
+from jaxinterop_lint import cli
+code = cli.main(["--quiet", "."])
+heavy = ("jaxinterop_lint.pipeline.plan", "jaxinterop_lint.pipeline.demand", "jaxinterop_lint.pipeline.analyse",
+         "jaxinterop_lint.pipeline.judge", "jaxinterop_lint.adoption", "libcst", "shutil", "difflib", "configparser",
+         "glob")
+print("LOADED", sorted(m for m in heavy if m in sys.modules), code)
+"""
+
+
+def test_a_run_the_record_answers_loads_none_of_the_stages_below_it(key_dir, tmp_path):
+    import subprocess
+    import sys
+
+    root = project(tmp_path, {"a.py": CALLER.format(module="helpers"), "helpers.py": SHARDED, "c.py": PLAIN})
+    env = {**os.environ, sk.KEY_ENV: str(key_dir)}
+    outs = [subprocess.run([sys.executable, "-c", LOADED], cwd=root, capture_output=True, text=True, env=env,
+                           timeout=300) for _ in range(3)]
+    lines = [[x for x in o.stdout.splitlines() if x.startswith("LOADED")][-1] for o in outs]
+    assert "jaxinterop_lint.pipeline.plan" in lines[0] and lines[0].endswith(" 1")    # cold: planned, a finding
+    assert lines[2] == "LOADED [] 1", lines[2]
+    found = [sorted(x for x in o.stdout.splitlines() if ": JXI" in x) for o in outs]
+    assert found[0] and found[2] == found[1] == found[0]
+
+
+@pytest.mark.parametrize("columns", [None, "120", "0", "x"])
+def test_the_help_width_is_shutils_without_importing_it(monkeypatch, columns):
+    import shutil
+
+    from jaxinterop_lint.cli_extras import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+def test_requirements_files_are_globs(tmp_path):
+    import glob
+
+    from jaxinterop_lint.jaxrange import _requirements_files
+
+    for name in ("requirements.txt", "requirements-dev.txt", "requirementstxt", "Requirements.txt", "reqs.txt",
+                 "requirements.txt.bak", "requirements_x.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "requirements-d.txt").mkdir()
+    assert _requirements_files(str(tmp_path)) == sorted(glob.glob(os.path.join(str(tmp_path), "requirements*.txt")))
+    assert _requirements_files(str(tmp_path / "missing")) == []

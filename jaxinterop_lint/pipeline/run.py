@@ -29,15 +29,62 @@ from typing import Optional
 
 from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
-from .analyse import build_analysis, holds_no_finding, run_analysis
-from .demand import Demand, store_contexts, stored_contexts
-from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
-from .plan import Plan, can_find, facts_of, words_for
 from .read import Reader
 from .results import FileResult, LintResult, raw_to_json
 from .select import select
 from .store import FORMAT, Store, key_of
+
+
+# The stages below the warm check are imported when first used: a run that the warm record
+# answers (:mod:`.warm`) loads none of the plan, the demand, the analysis or the rules.
+def build_analysis(*args, **kwargs):
+    """:func:`.analyse.build_analysis`."""
+    from .analyse import build_analysis as made
+
+    return made(*args, **kwargs)
+
+
+def holds_no_finding(*args, **kwargs):
+    """:func:`.analyse.holds_no_finding`."""
+    from .analyse import holds_no_finding as made
+
+    return made(*args, **kwargs)
+
+
+def run_analysis(*args, **kwargs):
+    """:func:`.analyse.run_analysis`."""
+    from .analyse import run_analysis as made
+
+    return made(*args, **kwargs)
+
+
+def raw_findings(*args, **kwargs):
+    """:func:`.judge.raw_findings`."""
+    from .judge import raw_findings as made
+
+    return made(*args, **kwargs)
+
+
+def words_for(config):
+    """:func:`.plan.words_for`."""
+    from .plan import words_for as made
+
+    return made(config)
+
+
+def facts_of(*args, **kwargs):
+    """:func:`.plan.facts_of`."""
+    from .plan import facts_of as made
+
+    return made(*args, **kwargs)
+
+
+def can_find(*args, **kwargs):
+    """:func:`.plan.can_find`."""
+    from .plan import can_find as made
+
+    return made(*args, **kwargs)
 
 # Configuration fields that change what is reported, not the raw results: the command line
 # and the flake8 plugin (which selects differently) share one cache.
@@ -118,8 +165,10 @@ class Session:
         self.store = Store(self.root if (use_cache and self.root) else None, self.key)
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
-        self.plan = Plan(self.reader, self.index, config, self.store, config.enabled(), reported)
-        self.demand = Demand(self.plan)
+        self.enabled = config.enabled()
+        self._plan = None
+        self._demand = None
+        self._reported = reported       # for the plan, made on first use
         self.errors: dict = {}
         self.analysed: list = []
         self._project = None
@@ -133,6 +182,25 @@ class Session:
         self._ctx_checked = False
         self._ctx_decided: set = set()  # files whose context callers this process decided
         self._warm = None               # the store of the warm record (:mod:`.warm`), on first use
+
+    @property
+    def plan(self):
+        """The run's :class:`~.plan.Plan` (made on first use: a run the warm record answers
+        needs none)."""
+        if self._plan is None:
+            from .plan import Plan
+
+            self._plan = Plan(self.reader, self.index, self.config, self.store, self.enabled, self._reported)
+        return self._plan
+
+    @property
+    def demand(self):
+        """The run's :class:`~.demand.Demand` over :attr:`plan` (made on first use)."""
+        if self._demand is None:
+            from .demand import Demand
+
+            self._demand = Demand(self.plan)
+        return self._demand
 
     @property
     def words(self):
@@ -325,6 +393,8 @@ class Session:
         if not self._ctx_checked:
             self._ctx_checked = True
             if self._reported_files is not None:
+                from .demand import stored_contexts
+
                 self._ctx_epoch = stored_contexts(self.store, self.reader, self._reported_files)
         return self._ctx_epoch
 
@@ -338,6 +408,8 @@ class Session:
         for p in files:
             if p not in self._ctx_decided:   # judged by a worker: what the decision reads, here
                 self.context_takers(p)
+        from .demand import store_contexts
+
         store_contexts(self.store, self.reader, self.plan, files, out)
 
     def raw(self, path: str) -> dict:
@@ -502,11 +574,11 @@ class Session:
         """The raw results of ``files`` from the warm record when nothing it consulted
         changed (:func:`.warm.answer`), else None; never with a text given instead of a
         file's."""
-        if self.store.folder is None or self.plan.texts or not files:
+        if self.store.folder is None or (self._plan is not None and self._plan.texts) or not files:
             return None
         from . import warm
 
-        return warm.answer(self.warm, files, self.plan.enabled)
+        return warm.answer(self.warm, files, self.enabled)
 
     def _record_warm(self, files: list, out: dict) -> None:
         """Keep the warm record of a :meth:`lint` whose every result came from the store
@@ -526,7 +598,10 @@ class Session:
         the plan leaves out."""
         answered = self.warm_answer(files)
         if answered is not None:
-            self.plan.reported.update(files)
+            if self._plan is not None:
+                self._plan.reported.update(files)
+            else:
+                self._reported = {*self._reported, *files}
             self._reported_files = list(files)
             return answered
         if self.index is not None:
