@@ -12,10 +12,23 @@ from typing import Iterable, Optional
 
 from .config import Config
 from .pipeline.results import FileResult, LintResult  # noqa: F401  (public records)
-from .noqa import FILE_NOQA, NOQA, file_noqa, line_codes as _noqa_codes, select_findings  # noqa: F401  (noqa.py)
 from .source import (  # noqa: F401  (re-exported: the engine's public reading API)
     LINE_SPLIT, SourceError, decode, guard, internal_error, package_of, parse, read_bytes, read_source,
 )
+
+
+# Re-exported from noqa.py, imported when first read (a run without findings never loads it).
+_NOQA_NAMES = {"FILE_NOQA": "FILE_NOQA", "NOQA": "NOQA", "file_noqa": "file_noqa", "_noqa_codes": "line_codes",
+               "select_findings": "select_findings"}
+
+
+def __getattr__(name: str):
+    """The names of :mod:`jaxinterop_lint.noqa` the engine re-exports."""
+    if name in _NOQA_NAMES:
+        from . import noqa
+
+        return getattr(noqa, _NOQA_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def shared_project(path: str, config: Config, reported=None):

@@ -240,24 +240,29 @@ from jaxinterop_lint import cli
 code = cli.main(["--quiet", "."])
 heavy = ("jaxinterop_lint.pipeline.plan", "jaxinterop_lint.pipeline.demand", "jaxinterop_lint.pipeline.analyse",
          "jaxinterop_lint.pipeline.judge", "jaxinterop_lint.adoption", "libcst", "shutil", "difflib", "configparser",
-         "glob")
+         "glob", "jaxinterop_lint.finding", "jaxinterop_lint.noqa")
 print("LOADED", sorted(m for m in heavy if m in sys.modules), code)
 """
 
 
-def test_a_run_the_record_answers_loads_none_of_the_stages_below_it(key_dir, tmp_path):
+@pytest.mark.parametrize("with_finding", [True, False])
+def test_a_run_the_record_answers_loads_none_of_the_stages_below_it(key_dir, tmp_path, with_finding):
     import subprocess
     import sys
 
-    root = project(tmp_path, {"a.py": CALLER.format(module="helpers"), "helpers.py": SHARDED, "c.py": PLAIN})
+    helpers = SHARDED if with_finding else PLAIN
+    root = project(tmp_path, {"a.py": CALLER.format(module="helpers"), "helpers.py": helpers, "c.py": PLAIN})
     env = {**os.environ, sk.KEY_ENV: str(key_dir)}
     outs = [subprocess.run([sys.executable, "-c", LOADED], cwd=root, capture_output=True, text=True, env=env,
                            timeout=300) for _ in range(3)]
     lines = [[x for x in o.stdout.splitlines() if x.startswith("LOADED")][-1] for o in outs]
-    assert "jaxinterop_lint.pipeline.plan" in lines[0] and lines[0].endswith(" 1")    # cold: planned, a finding
-    assert lines[2] == "LOADED [] 1", lines[2]
+    code = " 1" if with_finding else " 0"
+    assert "jaxinterop_lint.pipeline.plan" in lines[0] and lines[0].endswith(code)    # cold: planned
+    # the findings' records and the noqa directives are read only when there is a finding
+    expected = ["jaxinterop_lint.finding", "jaxinterop_lint.noqa"] if with_finding else []
+    assert lines[2] == f"LOADED {expected}{code}", lines[2]
     found = [sorted(x for x in o.stdout.splitlines() if ": JXI" in x) for o in outs]
-    assert found[0] and found[2] == found[1] == found[0]
+    assert bool(found[0]) == with_finding and found[2] == found[1] == found[0]
 
 
 @pytest.mark.parametrize("columns", [None, "120", "0", "x"])

@@ -14,8 +14,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..finding import DeferredFix, Edit, Finding, Fix, Step
+from typing import TYPE_CHECKING
+
 from ..source import SourceError
+
+if TYPE_CHECKING:   # the finding records are imported by the functions that make them: a run
+    from ..finding import Finding   # without findings (a warm run of most trees) never loads them
 
 
 @dataclass
@@ -53,6 +57,8 @@ def _abs(path: str, base: Optional[str]) -> str:
 def _finding_json(f: Finding, given: str, absolute: str, base: Optional[str]) -> dict:
     # A fix not computed yet stays so (a DeferredFix: the store computes it when it writes the
     # entry, through its ``to_json``; a run without the store never computes an unread fix).
+    from ..finding import DeferredFix
+
     pending = f.__dict__.get("_fix")
     if isinstance(pending, DeferredFix):
         d = dataclasses.asdict(dataclasses.replace(f, fix=None))
@@ -90,6 +96,8 @@ def _spell(path: str, absolute: str, given: str) -> str:
 
 def finding_from_json(d: dict, given: str, absolute: str) -> Finding:
     """A :class:`Finding` of plain data, its paths spelled for this run."""
+    from ..finding import DeferredFix, Edit, Finding, Fix, Step
+
     d = dict(d)
     d["path"] = given
     d["provenance"] = tuple(Step(**dict(s, path=_spell(s["path"], absolute, given))) for s in d["provenance"])

@@ -27,7 +27,6 @@ import dataclasses
 import os
 from typing import Optional
 
-from ..finding import Finding
 from ..source import SourceError, internal_error, run_guarded
 from .modules import ModuleIndex, find_root, has_marker
 from .read import Reader
@@ -766,7 +765,10 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
             out.handled.extend(r.handled)
             out.suppressed.extend(r.suppressed)
         session.save()
-    out.findings.sort(key=Finding.sort_key)
+    if out.findings:
+        from ..finding import Finding
+
+        out.findings.sort(key=Finding.sort_key)
     out.errors.sort(key=lambda e: order.get(e[0], 0))
     out.analysed = len(out.analysed_paths)
     return out

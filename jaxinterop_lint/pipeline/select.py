@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..noqa import FILE_NOQA, NOQA, UNUSED_NOQA, file_noqa, line_codes as noqa_codes, select_findings  # noqa: F401
+from ..catalog import UNUSED_NOQA
 from .results import FileResult, raw_error, raw_findings
 
 
@@ -32,5 +32,7 @@ def select(data: dict, given: str, config, text_of: Callable[[], str], enabled=N
             text = text_of()
         except Exception:
             text = ""
+        from ..noqa import select_findings   # (here: a result with nothing to select needs none)
+
         select_findings(findings, text, given, config, r)
     return r
