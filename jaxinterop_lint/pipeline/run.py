@@ -167,7 +167,7 @@ class Session:
         self.enabled = config.enabled()
         self._plan = None
         self._demand = None
-        self._reported = reported       # for the plan, made on first use
+        self._reported = set(reported)  # the reported files while there is no plan (then plan.reported)
         self.errors: dict = {}
         self.analysed: list = []
         self._project = None
@@ -597,10 +597,7 @@ class Session:
         the plan leaves out."""
         answered = self.warm_answer(files)
         if answered is not None:
-            if self._plan is not None:
-                self._plan.reported.update(files)
-            else:
-                self._reported = {*self._reported, *files}
+            (self._plan.reported if self._plan is not None else self._reported).update(files)
             self._reported_files = list(files)
             return answered
         if self.index is not None:
