@@ -44,10 +44,6 @@ def store_for(root: Optional[str], key: str) -> Store:
     return Store(root, key, name=f"{key}{SUFFIX}")
 
 
-def _stamp_ok(s) -> bool:
-    return isinstance(s, list) and len(s) == 4 and all(type(x) is int for x in s)
-
-
 def answer(warm: Store, files: list, enabled) -> Optional[dict]:
     """``{path: raw result}`` for every one of ``files`` from the warm record, when it was
     made for these files and rules and every file it consulted has its recorded stat stamp
@@ -81,8 +77,8 @@ def answer(warm: Store, files: list, enabled) -> Optional[dict]:
             st = stat(p)
         except (OSError, TypeError, ValueError):
             return None
-        if not _stamp_ok(s) or s[0] != st.st_mtime_ns or s[1] != st.st_size or s[2] != st.st_ctime_ns \
-                or s[3] != st.st_ino:
+        # a list of four ints equal to these (anything else, of any shape, is unequal)
+        if s != [st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino]:
             return None
     if not all(isinstance(d, str) and isinstance(ns, list) and all(isinstance(n, str) for n in ns)
                for d, ns in absent.items()) or not still_absent(absent):
