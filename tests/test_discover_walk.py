@@ -75,10 +75,13 @@ def tree(tmp_path):
 
 
 @pytest.mark.parametrize("paths", [["."], ["sub", "deep/", "./deep", "a.py", "missing.py", "deep//a", "./sub/"]])
-@pytest.mark.parametrize("extra", [(), ("*/ok/*", "a.py", "deep/a/e.py")])
+@pytest.mark.parametrize("extra", [(), ("*/ok/*", "a.py", "deep/a/e.py"), (".",), ("..",), ("*.py",),
+                                   ("sub/ok", "./deep/a", "x.py/inner.py", "build_x/", "?.py", "[a-c].py"),
+                                   ("deep/a/b/c.py", "ok/y.py", "ABSOLUTE/sub")])
 @pytest.mark.parametrize("gitignore", [True, False])
 def test_discovery_walks_as_os_walk_reads_the_rules(tree, monkeypatch, paths, extra, gitignore):
     monkeypatch.chdir(tree)
+    extra = tuple(p.replace("ABSOLUTE", str(tree)) for p in extra)
     exclude = DEFAULT_EXCLUDE + extra
     got = list(discover(paths, exclude, (), gitignore))
     assert got == list(walked(paths, exclude, gitignore))

@@ -31,6 +31,51 @@ def _matcher(patterns: tuple):
     return re.compile("|".join(parts)) if parts else None
 
 
+class _Excludes:
+    """The exclude patterns of one walk, matched as :func:`_matcher`'s regex matches them
+    but with literal patterns (no ``*``, ``?``, ``[``) as sets: one matches a name or a path
+    equal to it, or a path below it; whether an entry's path is below one is its folder's
+    answer, found once per folder (:meth:`below`).  The others stay one regex."""
+
+    def __init__(self, patterns: tuple):
+        self.names: set = set()
+        self.prefixes: set = set()
+        rest = []
+        for pat in patterns:
+            pat = pat.rstrip("/")
+            if not pat:
+                continue
+            if any(c in pat for c in "*?["):
+                rest.append(pat)
+            else:
+                self.names.add(pat)
+                self.prefixes.add(os.path.normpath(pat))
+        self.slashed = any(os.sep in n or "/" in n for n in self.names)
+        self.regex = _matcher(tuple(rest))
+
+    def below(self, folder: str) -> bool:
+        """Whether every path ``folder + sep + name`` is below a literal pattern: ``folder``
+        (normalised) is one, or is below one."""
+        if folder == "." or not self.prefixes:
+            return False
+        if folder in self.prefixes:
+            return True
+        i = folder.find(os.sep)
+        while i >= 0:
+            if folder[:i] in self.prefixes:
+                return True
+            i = folder.find(os.sep, i + 1)
+        return False
+
+    def match(self, name: str, norm: str, full: str, below: bool) -> bool:
+        """Whether the entry ``name`` (its normalised path ``norm``, absolute path ``full``;
+        ``below``: :meth:`below` of its folder) is excluded."""
+        if below or name in self.names or (self.slashed and (norm in self.names or full in self.names)):
+            return True
+        r = self.regex
+        return r is not None and bool(r.match(name) or r.match(norm) or r.match(full))
+
+
 def _excluded(path: str, patterns: Iterable[str], cwd: Optional[str] = None) -> bool:
     """Whether ``path`` (relative to ``cwd``, default the current folder: one ``getcwd`` per
     walk instead of one per file) matches one of ``patterns`` by its name, its path or its
@@ -132,7 +177,7 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
 
     forget_listings()      # the project roots of this run are read from its own listings
     patterns = tuple(exclude) + tuple(extend_exclude)
-    matcher = _matcher(patterns)
+    matcher = _Excludes(patterns)
     cwd = os.getcwd()
     for top in paths:
         if not os.path.isdir(top):
@@ -177,6 +222,7 @@ def _walk(start: str, ign: Optional[GitIgnore], matcher, cwd: str, dot: bool) ->
                 ign = ign.entering(folder)
         check = ign is not None and bool(ign.specs)
         norm = os.path.normpath(folder)
+        below = matcher.below(norm) or matcher.below(full)
         pre = folder if folder.endswith(os.sep) else folder + os.sep
         if dot and pre.startswith("./"):
             pre = pre[2:]
@@ -197,16 +243,14 @@ def _walk(start: str, ign: Optional[GitIgnore], matcher, cwd: str, dot: bool) ->
                 files.append(e.name)
         files.sort()
         for f in files:
-            if matcher is not None and (matcher.match(f) or matcher.match(_under(norm, f))
-                                        or matcher.match(_under(full, f))):
+            if matcher.match(f, _under(norm, f), _under(full, f), below):
                 continue
             if check and ign.ignored(f, False, _under(full, f)):
                 continue
             yield pre + f
         kept = []
         for d in sorted(dirs):
-            if matcher is not None and (matcher.match(d) or matcher.match(_under(norm, d))
-                                        or matcher.match(_under(full, d))):
+            if matcher.match(d, _under(norm, d), _under(full, d), below):
                 continue
             if check and ign.ignored(d, True, _under(full, d)):
                 continue
