@@ -85,6 +85,7 @@ def can_find(*args, **kwargs):
 
     return made(*args, **kwargs)
 
+
 # Configuration fields that change what is reported, not the raw results: the command line
 # and the flake8 plugin (which selects differently) share one cache.
 NOT_IN_KEY = ("select", "ignore", "extend_select", "per_file_ignores", "exclude", "extend_exclude",
