@@ -155,8 +155,10 @@ def still_absent(groups: dict) -> bool:
         there = listing(folder)
         if there is None:
             continue
-        if there is not False and there.isdisjoint(map(str.casefold, names)):
-            continue
+        if there is not False:
+            if there.isdisjoint(map(str.casefold, names)):
+                continue
+            names = [n for n in names if n.casefold() in there]   # only those listed are asked
         if any(exists(os.path.join(folder, n)) for n in names):
             return False
     return True
