@@ -16,7 +16,8 @@ NAMES: dict[str, str] = {
     "JXI009": "unchecked-array-parameter-export",
     "JXI100": "unused-noqa",
 }
-OPT_IN: frozenset[str] = frozenset({"JXI009", "JXI100"})
+UNUSED_NOQA = "JXI100"    # the code of the unused-noqa rule (rules/noqa.py documents it)
+OPT_IN: frozenset[str] = frozenset({"JXI009", UNUSED_NOQA})
 DEFAULT_CODES: frozenset[str] = frozenset(NAMES) - OPT_IN
 DOCS_URL = "https://github.com/jaxinterop-lint/jaxinterop-lint/blob/main/docs/rules/{code}.md"
 

@@ -109,6 +109,8 @@ def adopt(args, result: LintResult) -> tuple[Optional[int], list]:
     the run is over (the baseline was written, or the noqa comments added).  Findings known to
     the baseline are removed from ``result.findings``.  Raises :class:`ConfigError` for a bad
     baseline file and :class:`OSError` when a file cannot be written."""
+    if not (args.write_baseline or args.baseline or args.add_noqa):
+        return None, []
     from . import adoption  # loaded only when a baseline or noqa option asks for it
 
     if args.write_baseline:
@@ -179,12 +181,35 @@ def render(args, text: str) -> str:
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """Wraps the description as usual but prints the epilog (:data:`EPILOG`) as written."""
+    """Wraps the description as usual but prints the epilog (:data:`EPILOG`) as written.
+    The width is found as argparse finds it (``shutil.get_terminal_size``: ``$COLUMNS``, else
+    the terminal of standard output, else 80) without importing ``shutil``: argparse makes a
+    formatter for every option added, so every run would load it (and bz2, lzma) for nothing."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:
+            width = terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _fill_text(self, text, width, indent):
         if text == EPILOG:
             return text
         return super()._fill_text(text, width, indent)
+
+
+def terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` (Python 3.11 ``shutil.py``): ``$COLUMNS`` when a
+    positive number, else the size of the terminal of ``sys.__stdout__``, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
 
 EPILOG = """\

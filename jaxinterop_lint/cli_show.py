@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections import Counter
@@ -121,6 +120,8 @@ def fix_previews(findings: list, sources: dict, unsafe: bool) -> dict:
             new = add_imports(apply_edits(text, f.fix.edits), f.fix.imports)
         except Exception:  # a fix that cannot be shown is simply not shown
             continue
+        import difflib     # (here: only fix previews need it)
+
         diff = difflib.unified_diff(text.splitlines(keepends=True), new.splitlines(keepends=True),
                                     f"a/{os.path.normpath(f.path)}", f"b/{os.path.normpath(f.path)}", n=1)
         body = "".join(line if line.endswith("\n") else line + "\n" for line in diff)
@@ -163,6 +164,8 @@ def fix_stdin(args, cfg) -> int:
     project = shared_project(args.stdin_filename, cfg) if args.stdin_filename else None
     outcome = fix_text(text, name, cfg, unsafe=args.unsafe_fixes, project=project)
     if args.diff:
+        import difflib
+
         old, new = text.splitlines(keepends=True), outcome.text.splitlines(keepends=True)
         diff = "".join(difflib.unified_diff(old, new, f"a/{name}", f"b/{name}"))
         sys.stdout.write(diff)

@@ -22,6 +22,7 @@ _NOQA_NAMES = ("FILE_NOQA", "NOQA", "file_noqa", "select_findings", "_noqa_codes
 
 
 def __getattr__(name: str):
+    """The names of :mod:`jaxinterop_lint.noqa` the engine re-exports."""
     if name not in _NOQA_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .pipeline import select

@@ -21,9 +21,7 @@ alternatives; ``""`` admits every version) so that it can live in the
 """
 from __future__ import annotations
 
-import configparser
 import functools
-import glob
 import os
 import re
 from typing import Iterable, Optional
@@ -158,6 +156,8 @@ def from_pyproject(path: str) -> list:
 
 def from_setup_cfg(path: str) -> list:
     """The alternatives of ``setup.cfg``'s ``install_requires`` and ``extras_require``."""
+    import configparser     # only for a project with a setup.cfg
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")
@@ -220,12 +220,23 @@ def project_root(paths: Iterable[str]) -> Optional[str]:
         folder = parent
 
 
+def _requirements_files(root: str) -> list:
+    """``sorted(glob.glob(os.path.join(root, "requirements*.txt")))`` from one listing (no
+    ``glob`` import in every run)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    return sorted(os.path.join(root, n) for n in names
+                  if len(n) >= 16 and os.path.normcase(n[:12]) == "requirements" and os.path.normcase(n[-4:]) == ".txt")
+
+
 def declared(root: str) -> Optional[tuple]:
     """``(alternatives, source text)`` declared in the folder ``root``, or None.  Raises
     :class:`ConfigError` for a malformed declaration."""
     found, sources = [], []
     readers = [(os.path.join(root, "pyproject.toml"), from_pyproject), (os.path.join(root, "setup.cfg"), from_setup_cfg)]
-    readers += [(p, from_requirements) for p in sorted(glob.glob(os.path.join(root, "requirements*.txt")))]
+    readers += [(p, from_requirements) for p in _requirements_files(root)]
     for path, reader in readers:
         if os.path.isfile(path):
             alternatives = reader(path)

@@ -24,7 +24,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from .catalog import NAMES
+from .catalog import NAMES, UNUSED_NOQA  # noqa: F401  (UNUSED_NOQA re-exported)
 from .finding import Edit, Finding, Fix
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -33,7 +33,7 @@ FILE_NOQA = re.compile(r"#\s*jaxinterop-lint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 PREFIX = "JXI"            # the codes this tool owns (and judges in noqa directives)
-UNUSED_NOQA = "JXI100"    # the code of the unused-noqa rule (rules/noqa.py documents it)
+# UNUSED_NOQA: the code of the unused-noqa rule (rules/noqa.py documents it), from the catalogue
 FIX_TITLE = "Remove the unused codes (the whole directive when none is left)"
 
 

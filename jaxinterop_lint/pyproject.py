@@ -152,10 +152,79 @@ def _sinks(value, path: str) -> dict:
     return dict(value)
 
 
+class ParsedToml:
+    """The TOML files parsed by earlier runs (:func:`.tomlfile.use_cache`): a store
+    (:class:`~.pipeline.store.Store`: signed with the per-user key, opened safely) in the
+    per-user key folder (``<key folder>/.jaxinterop_lint_cache/parsed-toml.json``), one entry
+    per file, its hash the file's stat stamp and the Python (its TOML parser) that read it."""
+
+    NAME = "parsed-toml.json"
+
+    def __init__(self):
+        from .pipeline.store import Store
+        from .pipeline.storekey import key_folder
+
+        folder = key_folder()
+        self.store = Store(folder, "parsed-toml", name=self.NAME) if folder else None
+
+    @staticmethod
+    def _key(stamp: list) -> str:
+        import sys
+
+        from .pipeline.store import key_of
+
+        return key_of([stamp, list(sys.version_info[:2])])
+
+    def get(self, path: str, stamp: list):
+        """The data parsed from ``path`` when it had ``stamp``, or None."""
+        if self.store is None or self.store.folder is None:
+            return None
+        e = self.store.get(path)
+        if e is None or e.get("hash") != self._key(stamp):
+            return None
+        f = e.get("plan")
+        return f.get("data") if isinstance(f, dict) else None
+
+    def put(self, path: str, stamp: list, data: dict) -> None:
+        """Keep ``data`` parsed from ``path`` with ``stamp`` (written by :meth:`save`)."""
+        if self.store is not None and self.store.folder is not None:
+            self.store.put(path, self._key(stamp), None, plan={"data": data})
+
+    def save(self) -> None:
+        """Write what :meth:`put` kept (nothing when nothing was)."""
+        if self.store is not None:
+            self.store.save()
+
+
+_PARSED: dict = {}
+
+
+def parsed_toml() -> ParsedToml:
+    """The :class:`ParsedToml` of the current key folder, installed as the cache of
+    :func:`.tomlfile.read_toml`."""
+    from . import tomlfile
+    from .pipeline.storekey import key_folder
+
+    folder = key_folder()
+    if folder not in _PARSED:
+        _PARSED[folder] = ParsedToml()
+    tomlfile.use_cache(_PARSED[folder])
+    return _PARSED[folder]
+
+
 def load(paths: Iterable[str], config_file: Optional[str] = None) -> Config:
     """The configuration for linting ``paths``: from ``config_file`` when given (any TOML
     file with a ``[tool.jaxinterop-lint]`` table), else from the nearest ``pyproject.toml``
-    that has the table; the defaults when there is none.  Raises :class:`ConfigError`."""
+    that has the table; the defaults when there is none.  Raises :class:`ConfigError`.
+    The TOML files read are kept for the next run (:func:`parsed_toml`)."""
+    parsed = parsed_toml()
+    try:
+        return _load(paths, config_file)
+    finally:
+        parsed.save()
+
+
+def _load(paths: Iterable[str], config_file: Optional[str] = None) -> Config:
     from . import jaxrange
 
     paths = list(paths)

@@ -31,6 +31,51 @@ def _matcher(patterns: tuple):
     return re.compile("|".join(parts)) if parts else None
 
 
+class _Excludes:
+    """The exclude patterns of one walk, matched as :func:`_matcher`'s regex matches them
+    but with literal patterns (no ``*``, ``?``, ``[``) as sets: one matches a name or a path
+    equal to it, or a path below it; whether an entry's path is below one is its folder's
+    answer, found once per folder (:meth:`below`).  The others stay one regex."""
+
+    def __init__(self, patterns: tuple):
+        self.names: set = set()
+        self.prefixes: set = set()
+        rest = []
+        for pat in patterns:
+            pat = pat.rstrip("/")
+            if not pat:
+                continue
+            if any(c in pat for c in "*?["):
+                rest.append(pat)
+            else:
+                self.names.add(pat)
+                self.prefixes.add(os.path.normpath(pat))
+        self.slashed = any(os.sep in n or "/" in n for n in self.names)
+        self.regex = _matcher(tuple(rest))
+
+    def below(self, folder: str) -> bool:
+        """Whether every path ``folder + sep + name`` is below a literal pattern: ``folder``
+        (normalised) is one, or is below one."""
+        if folder == "." or not self.prefixes:
+            return False
+        if folder in self.prefixes:
+            return True
+        i = folder.find(os.sep)
+        while i >= 0:
+            if folder[:i] in self.prefixes:
+                return True
+            i = folder.find(os.sep, i + 1)
+        return False
+
+    def match(self, name: str, norm: str, full: str, below: bool) -> bool:
+        """Whether the entry ``name`` (its normalised path ``norm``, absolute path ``full``;
+        ``below``: :meth:`below` of its folder) is excluded."""
+        if below or name in self.names or (self.slashed and (norm in self.names or full in self.names)):
+            return True
+        r = self.regex
+        return r is not None and bool(r.match(name) or r.match(norm) or r.match(full))
+
+
 def _excluded(path: str, patterns: Iterable[str], cwd: Optional[str] = None) -> bool:
     """Whether ``path`` (relative to ``cwd``, default the current folder: one ``getcwd`` per
     walk instead of one per file) matches one of ``patterns`` by its name, its path or its
@@ -101,13 +146,15 @@ class GitIgnore:
         spec = self._load(os.path.join(folder, ".gitignore"))
         return self if spec is None else GitIgnore(self.specs + ((os.path.abspath(folder), spec),))
 
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        """Whether git ignores ``path``: the deepest ``.gitignore`` with a matching rule decides."""
-        full = os.path.abspath(path)
+    def ignored(self, path: str, is_dir: bool, full: Optional[str] = None) -> bool:
+        """Whether git ignores ``path`` (``full``: its absolute path, when known): the
+        deepest ``.gitignore`` with a matching rule decides."""
+        full = os.path.abspath(path) if full is None else full
         for base, spec in reversed(self.specs):
-            rel = os.path.relpath(full, base).replace(os.sep, "/") + ("/" if is_dir else "")
-            if rel.startswith("../"):
-                continue
+            prefix = base if base.endswith(os.sep) else base + os.sep
+            if not full.startswith(prefix):
+                continue         # not below this .gitignore's folder
+            rel = full[len(prefix):].replace(os.sep, "/") + ("/" if is_dir else "")
             res = spec.check_file(rel)
             if res.include is not None:
                 return bool(res.include)
@@ -126,35 +173,86 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = DEFAULT_EXCLUDE,
     ``x.py`` is a folder); symlinked folders are not followed, symlinked files are yielded (a
     loop or a broken link is then an error for that file).
     """
+    from .modules import forget_listings
+
+    forget_listings()      # the project roots of this run are read from its own listings
     patterns = tuple(exclude) + tuple(extend_exclude)
+    matcher = _Excludes(patterns)
     cwd = os.getcwd()
     for top in paths:
         if not os.path.isdir(top):
             yield top
             continue
         start = "." if os.path.normpath(top) == "." else top
-        rules = {}
-        if respect_gitignore:
-            ign = GitIgnore.above(start)
-            if ign is not None:
-                rules[os.path.abspath(start)] = ign
-        for folder, dirs, files in os.walk(start, followlinks=False):
-            ign = rules.get(os.path.abspath(folder)) if rules else None
-            kept = []
-            for d in sorted(dirs):
-                full = os.path.join(folder, d)
-                if _excluded(full, patterns, cwd) or os.path.exists(os.path.join(full, "pyvenv.cfg")):
-                    continue
-                if ign is not None:
-                    if ign.specs and ign.ignored(full, True):
-                        continue
-                    rules[os.path.abspath(full)] = ign.entering(full)
-                kept.append(d)
-            dirs[:] = kept
-            for f in sorted(files):
-                if not f.endswith(".py"):
-                    continue
-                full = os.path.join(folder, f)
-                if _excluded(full, patterns, cwd) or (ign is not None and ign.specs and ign.ignored(full, False)):
-                    continue
-                yield full[2:] if start == "." and full.startswith("./") else full
+        ign = GitIgnore.above(start) if respect_gitignore else None
+        yield from _walk(start, ign, matcher, cwd, start == ".")
+
+
+def _under(folder: str, name: str) -> str:
+    """``os.path.normpath(os.path.join(folder, name))`` for a normalised ``folder`` and a
+    plain name (no separator, never ``.`` or ``..``)."""
+    if folder == ".":
+        return name
+    return folder + name if folder.endswith(os.sep) else folder + os.sep + name
+
+
+def _walk(start: str, ign: Optional[GitIgnore], matcher, cwd: str, dot: bool) -> Iterator[str]:
+    """The files of :func:`discover` under the folder ``start``, in the order of ``os.walk``
+    (top-down, names sorted: a folder's files, then each kept subfolder's), with one
+    ``scandir`` per folder; ``ign`` is the rules in force in ``start``.  A folder that
+    cannot be listed, or holds a ``pyvenv.cfg`` (a virtualenv), yields nothing; symlinked
+    folders are not walked (``os.walk(followlinks=False)``)."""
+    from .modules import note_listing   # (here: importing discovery loads no API tables)
+
+    todo = [(start, ign, True)]      # (folder, rules in force above it, rules already its own)
+    while todo:
+        folder, ign, entered = todo.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        names = {e.name.casefold() for e in entries}   # a name found here is confirmed with a stat
+        full = os.path.normpath(os.path.join(cwd, folder))
+        note_listing(full, names)
+        if not entered:
+            if "pyvenv.cfg" in names and os.path.exists(os.path.join(folder, "pyvenv.cfg")):
+                continue
+            if ign is not None and ".gitignore" in names:
+                ign = ign.entering(folder)
+        check = ign is not None and bool(ign.specs)
+        norm = os.path.normpath(folder)
+        below = matcher.below(norm) or matcher.below(full)
+        pre = folder if folder.endswith(os.sep) else folder + os.sep
+        if dot and pre.startswith("./"):
+            pre = pre[2:]
+        dirs, files = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                try:
+                    if e.is_symlink():
+                        continue        # os.walk lists it and never enters it
+                except OSError:
+                    pass
+                dirs.append(e.name)
+            elif e.name.endswith(".py"):
+                files.append(e.name)
+        files.sort()
+        for f in files:
+            if matcher.match(f, _under(norm, f), _under(full, f), below):
+                continue
+            if check and ign.ignored(f, False, _under(full, f)):
+                continue
+            yield pre + f
+        kept = []
+        for d in sorted(dirs):
+            if matcher.match(d, _under(norm, d), _under(full, d), below):
+                continue
+            if check and ign.ignored(d, True, _under(full, d)):
+                continue
+            kept.append((os.path.join(folder, d), ign, False))
+        todo.extend(reversed(kept))

@@ -43,20 +43,49 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _MARKED: dict = {}
+_LISTED: dict = {}    # absolute folder -> its names, case-folded, as discovery listed them
+
+
+def forget_listings() -> None:
+    """Forget what earlier listings and climbs found (a discovery starts: what it lists
+    is what this run believes)."""
+    _LISTED.clear()
+    _MARKED.clear()
+    _SEARCHED.clear()
+
+
+def note_listing(folder: str, names) -> None:
+    """Keep the case-folded ``names`` that a listing of the absolute ``folder`` found (the
+    discovery's): a folder none of whose names is a marker is no project root, without a
+    ``stat`` of each marker."""
+    _LISTED[folder] = names
 
 
 def _markers(folder: str) -> tuple:
     out = _MARKED.get(folder)
     if out is None:
-        out = _MARKED[folder] = tuple(m for m in ROOT_MARKERS if os.path.exists(os.path.join(folder, m)))
+        listed = _LISTED.get(folder)
+        if listed is not None and not any(m in listed for m in ROOT_MARKERS):   # the markers are lower case
+            out = ()
+        else:
+            out = tuple(m for m in ROOT_MARKERS if os.path.exists(os.path.join(folder, m)))
+        _MARKED[folder] = out
     return out
 
 
+_HOMES: dict = {}
+
+
 def _home() -> Optional[str]:
-    try:
-        return os.path.realpath(os.path.expanduser("~"))
-    except (KeyError, RuntimeError):  # pragma: no cover - no home at all
-        return None
+    """The real path of the home folder (kept per value of ``$HOME``: a run asks once per
+    folder of its files)."""
+    key = os.environ.get("HOME")
+    if key not in _HOMES:
+        try:
+            _HOMES[key] = os.path.realpath(os.path.expanduser("~"))
+        except (KeyError, RuntimeError):  # pragma: no cover - no home at all
+            _HOMES[key] = None
+    return _HOMES[key]
 
 
 def package_top(path: str) -> str:
@@ -76,20 +105,36 @@ def find_root(paths) -> str:
     project).  Without such a folder: the folder above the path's outermost package."""
     start = os.path.abspath(next(iter(paths), "."))
     folder = start if os.path.isdir(start) else os.path.dirname(start)
-    home = _home()
-    probe = folder
+    found = _marked_above(folder, _home())
+    return found if found is not None else package_top(folder)
+
+
+_SEARCHED: dict = {}   # (folder, home) -> the marked folder find_root climbs to from it, or None
+
+
+def _marked_above(folder: str, home: Optional[str]) -> Optional[str]:
+    """The nearest folder at or above ``folder`` with a marker, not climbing past a work
+    tree's top, ``home`` or ``/`` (None without one); kept for every folder climbed through
+    (a run asks for each folder of its files)."""
+    probe, seen, out = folder, [], None
     while True:
+        key = (probe, home)
+        if key in _SEARCHED:
+            out = _SEARCHED[key]
+            break
+        seen.append(key)
         marks = _markers(probe)
-        forbidden = probe == home or os.path.dirname(probe) == probe
+        parent = os.path.dirname(probe)
+        forbidden = probe == home or parent == probe
         if marks and not forbidden:
-            return probe
+            out = probe
+            break
         if ".git" in marks or forbidden:
             break        # never above the work tree, a home folder or /
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
         probe = parent
-    return package_top(folder)
+    for key in seen:
+        _SEARCHED[key] = out
+    return out
 
 
 def has_marker(root: str) -> bool:

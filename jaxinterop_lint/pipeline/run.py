@@ -28,7 +28,6 @@ import os
 from typing import Optional
 
 from ..source import SourceError, internal_error, run_guarded
-from .judge import raw_findings
 from .modules import ModuleIndex, find_root, has_marker
 from .read import Reader
 from .results import FileResult, LintResult, raw_to_json
@@ -36,28 +35,55 @@ from .select import select
 from .store import FORMAT, Store, key_of
 
 
-
-# The plan, the analysis and the calling contexts are imported on first use: a flake8 process
-# (or ``--fix``, standard input) whose file has a valid cached result needs none of them.
+# The stages below the warm check are imported when first used: a run that the warm record
+# answers (:mod:`.warm`) loads none of the plan, the demand, the analysis or the rules.
 def build_analysis(*args, **kwargs):
     """:func:`.analyse.build_analysis`."""
-    from .analyse import build_analysis as build
+    from .analyse import build_analysis as made
 
-    return build(*args, **kwargs)
-
-
-def run_analysis(ma):
-    """:func:`.analyse.run_analysis`."""
-    from .analyse import run_analysis as run
-
-    return run(ma)
+    return made(*args, **kwargs)
 
 
-def holds_no_finding(*args, **kwargs) -> bool:
+def holds_no_finding(*args, **kwargs):
     """:func:`.analyse.holds_no_finding`."""
-    from .analyse import holds_no_finding as holds
+    from .analyse import holds_no_finding as made
 
-    return holds(*args, **kwargs)
+    return made(*args, **kwargs)
+
+
+def run_analysis(*args, **kwargs):
+    """:func:`.analyse.run_analysis`."""
+    from .analyse import run_analysis as made
+
+    return made(*args, **kwargs)
+
+
+def raw_findings(*args, **kwargs):
+    """:func:`.judge.raw_findings`."""
+    from .judge import raw_findings as made
+
+    return made(*args, **kwargs)
+
+
+def words_for(config):
+    """:func:`.plan.words_for`."""
+    from .plan import words_for as made
+
+    return made(config)
+
+
+def facts_of(*args, **kwargs):
+    """:func:`.plan.facts_of`."""
+    from .plan import facts_of as made
+
+    return made(*args, **kwargs)
+
+
+def can_find(*args, **kwargs):
+    """:func:`.plan.can_find`."""
+    from .plan import can_find as made
+
+    return made(*args, **kwargs)
 
 
 # Configuration fields that change what is reported, not the raw results: the command line
@@ -141,7 +167,8 @@ class Session:
     def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=(), key: Optional[str] = None):
         self.root = os.path.abspath(root) if root else None
         self.config = config
-        self.store = Store(self.root if (use_cache and self.root) else None, key or store_key(config))
+        self.key = key or store_key(config)
+        self.store = Store(self.root if (use_cache and self.root) else None, self.key)
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
         self.enabled = config.enabled()
@@ -161,11 +188,13 @@ class Session:
         self._ctx_epoch = None          # {path: ctx_in} of the stored contexts epoch when it holds
         self._ctx_checked = False
         self._ctx_decided: set = set()  # files whose context callers this process decided
+        self._warm = None               # the store of the warm record (:mod:`.warm`), on first use
 
     @property
     def plan(self):
         """The plan (:class:`~.plan.Plan`), made on first use: a file whose cached result
-        holds with no other file reported needs none (:meth:`_holds_alone`)."""
+        holds with no other file reported needs none (:meth:`_holds_alone`), nor a run the
+        warm record answers (:mod:`.warm`)."""
         if self._plan is None:
             from .plan import Plan
 
@@ -597,9 +626,46 @@ class Session:
         return dict(NOT_ANALYSED, enabled=sorted(self.enabled))
 
     # -- many files ------------------------------------------------------------------------
+    @property
+    def warm(self) -> Store:
+        """The store of the warm record (:mod:`.warm`): memory only without a cache folder."""
+        if self._warm is None:
+            from . import warm
+
+            self._warm = warm.store_for(self.root if self.store.folder else None, self.key)
+        return self._warm
+
+    def warm_answer(self, files: list) -> Optional[dict]:
+        """The raw results of ``files`` from the warm record when nothing it consulted
+        changed (:func:`.warm.answer`), else None; never with a text given instead of a
+        file's."""
+        if self.store.folder is None or (self._plan is not None and self._plan.texts) or not files:
+            return None
+        from . import warm
+
+        return warm.answer(self.warm, files, self.enabled)
+
+    def _record_warm(self, files: list, out: dict) -> None:
+        """Keep the warm record of a :meth:`lint` whose every result came from the store
+        with the stored calling contexts (so the checks read only stamps, hashes and
+        absences through the reader: :func:`.warm.record`); saved with the store."""
+        if self.store.folder is None or self.plan.texts or self._ctx_epoch is None or not files:
+            return
+        import time
+
+        from . import warm
+
+        warm.record(self.warm, self.reader, files, self.plan.enabled, out, time.time_ns())
+
     def lint(self, files: list, jobs: int = 1) -> dict:
-        """Raw results of ``files`` (absolute paths), by path: cached ones, analysed ones,
-        and those the plan leaves out."""
+        """Raw results of ``files`` (absolute paths), by path: from the warm record when
+        nothing changed (:meth:`warm_answer`), else cached ones, analysed ones, and those
+        the plan leaves out."""
+        answered = self.warm_answer(files)
+        if answered is not None:
+            (self._plan.reported if self._plan is not None else self._reported).update(files)
+            self._reported_files = list(files)
+            return answered
         if self.index is not None:
             for p in files:
                 self.index.add_file(p)
@@ -619,6 +685,7 @@ class Session:
         if not todo:
             self._waiting = None
             self._store_contexts_epoch(out)
+            self._record_warm(files, out)
             return out
         from .pool import analyse_files, uses_workers
 
@@ -705,8 +772,10 @@ class Session:
         return select(data, given, self.config, lambda: text)
 
     def save(self) -> None:
-        """Write what this session stored."""
+        """Write what this session stored (and the warm record, replacing the one before)."""
         self.store.save()
+        if self._warm is not None:
+            self._warm.save(merge=False)
 
 
 def _frozen(ma) -> bool:
@@ -743,7 +812,8 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
     :func:`~.modules.find_root`), so a folder holding several projects is linted project by
     project."""
     out = LintResult(files=len(files))
-    abs_of = {f: os.path.abspath(f) for f in files}
+    cwd = os.getcwd()   # os.path.abspath asks for it once per file
+    abs_of = {f: os.path.normpath(f if os.path.isabs(f) else os.path.join(cwd, f)) for f in files}
     if not whole_project:
         groups = {None: files}
     elif project_root:
@@ -756,21 +826,23 @@ def run_session(files: list, paths: list, config, jobs: int = 1, project_root: O
                 by_dir[d] = find_root([d])
             groups.setdefault(by_dir[d], []).append(f)
     order = {f: i for i, f in enumerate(files)}
+    enabled = config.enabled()
     for root, group in groups.items():
         session = Session(root, config, use_cache=use_cache and root is not None)
         raws = session.lint([abs_of[f] for f in group], jobs)
         out.analysed_paths.extend(session.analysed)
         for f in group:
-            r = select(raws[abs_of[f]], f, config, lambda p=abs_of[f], s=session: s.reader.text(p))
+            r = select(raws[abs_of[f]], f, config, lambda p=abs_of[f], s=session: s.reader.text(p), enabled)
             if r.error is not None:
                 out.errors.append((f, r.error))
             out.findings.extend(r.findings)
             out.handled.extend(r.handled)
             out.suppressed.extend(r.suppressed)
         session.save()
-    from ..finding import Finding
+    if out.findings:
+        from ..finding import Finding
 
-    out.findings.sort(key=Finding.sort_key)
+        out.findings.sort(key=Finding.sort_key)
     out.errors.sort(key=lambda e: order.get(e[0], 0))
     out.analysed = len(out.analysed_paths)
     return out

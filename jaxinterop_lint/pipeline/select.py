@@ -27,10 +27,15 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def select(data: dict, given: str, config, text_of: Callable[[], str]) -> FileResult:
+def select(data: dict, given: str, config, text_of: Callable[[], str], enabled=None) -> FileResult:
     """The :class:`FileResult` of the raw result ``data`` of the file spelled ``given``;
     ``text_of()`` gives its text (called only when there is a finding, or its noqa
-    directives are judged)."""
+    directives are judged).  ``enabled`` is ``config.enabled()`` when the caller has it
+    (a run selects thousands of results with one configuration)."""
+    if not data.get("findings") and not data.get("handled") and data.get("error") is None:
+        # nothing to select (most files of a run): no noqa to judge unless JXI100 is on
+        if UNUSED_NOQA not in (config.enabled() if enabled is None else enabled):
+            return FileResult(given, analysed=bool(data.get("analysed")))
     r = FileResult(given, error=raw_error(data), analysed=bool(data.get("analysed")))
     r.handled = [(given, line) for line in data.get("handled", ())]
     findings = raw_findings(data, given)

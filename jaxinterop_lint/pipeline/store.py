@@ -121,17 +121,29 @@ class Store:
     ``root`` None gives a store that keeps entries in memory only.  Loading a missing,
     corrupt or foreign-format file gives an empty store; nothing here raises for bad data."""
 
-    def __init__(self, root: Optional[str], key: str):
+    def __init__(self, root: Optional[str], key: str, name: Optional[str] = None):
         self.folder = os.path.join(root, CACHE_DIR) if root else None
-        self.name = f"{key}.json"
+        self.name = name or f"{key}.json"
         self.secret = secret_key() if self.folder else None
         if self.secret is None:
             self.folder = None        # no key: the cache is off for this run
         self.file = os.path.join(self.folder, self.name) if self.folder else None
-        # path -> entry: the bytes of its line until it is first read (:meth:`get`)
-        self.entries: dict = self._load() if self.file else {}
+        self._entries: Optional[dict] = None if self.file else {}
         self._written: dict = {}      # entries written since the last drain
         self._unsaved: dict = {}      # entries written since the last save
+
+    @property
+    def entries(self) -> dict:
+        """path -> entry: the bytes of its line until it is first read (:meth:`get`).  The
+        store file is read (and its MAC checked) on first use: a warm run that the warm
+        record answers (:mod:`.warm`) never reads it."""
+        if self._entries is None:
+            self._entries = self._load()
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: dict) -> None:
+        self._entries = value
 
     def _load(self, folder_fd: Optional[int] = None) -> dict:
         """The valid entries of the store file (see the module's docstring); ``{}`` for a
@@ -241,9 +253,10 @@ class Store:
             self.entries[path] = e
             self._unsaved[path] = e
 
-    def save(self) -> None:
+    def save(self, merge: bool = True) -> None:
         """Write the entries of this run into the store file: under a lock, the file is read
-        again and this run's entries merged in, then written to a temporary file in the
+        again and this run's entries merged in (``merge`` False: they replace what it held),
+        then written to a temporary file in the
         folder and renamed (concurrent runs, such as flake8's processes, lose nothing and
         never see half a file).  Nothing is written when the folder is a symlink or not a
         directory, nor through any symlink in it.  A read-only project is not an error: the
@@ -263,7 +276,7 @@ class Store:
             with _Lock(dfd) as lock:
                 if not lock.held:
                     return
-                current = self._load(dfd)
+                current = self._load(dfd) if merge else {}
                 current.update(self._unsaved)
                 data = self._encode(current)
                 if len(data) > MAX_BYTES:      # only this run's entries, or nothing

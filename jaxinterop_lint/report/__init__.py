@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ..catalog import DOCS_URL, NAMES
-from ..finding import Finding
 from .github import github
 from ..escape import _UNSAFE, display_path, escape_path, escape_text  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:   # annotations only: the reporters never need the class itself
+    from ..finding import Finding
 
 
 def concise(findings: list[Finding], **_) -> str:

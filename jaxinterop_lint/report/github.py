@@ -5,7 +5,10 @@ expects (``%``, CR and LF everywhere, ``:`` and ``,`` in properties as well).
 """
 from __future__ import annotations
 
-from ..finding import Finding
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: the reporters never need the class itself
+    from ..finding import Finding
 
 
 def escape_data(text: str) -> str:
