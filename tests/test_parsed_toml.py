@@ -18,11 +18,12 @@ from jaxinterop_lint.pyproject import ParsedToml, load
 
 OLD = 1_600_000_000
 TABLE = '[project]\nname = "p"\ndependencies = ["jax>=0.4.30"]\n\n[tool.jaxinterop-lint]\nselect = ["JXI002"]\n'
+# (the TOML parser: tomllib, or tomli before Python 3.11)
 PROBE = """
 import sys
 from jaxinterop_lint.pyproject import load
 cfg = load(["."])
-print("CFG", sorted(cfg.enabled()), cfg.jax_range, "tomllib" in sys.modules)
+print("CFG", sorted(cfg.enabled()), cfg.jax_range, "tomllib" in sys.modules or "tomli" in sys.modules)
 """
 
 
