@@ -100,12 +100,11 @@ def check(argv: list) -> int:
     """The lint command (``jaxinterop-lint check ...`` or ``jaxinterop-lint ...``)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.watch:
-        tune_gc()
     if args.watch:
         from .watch import watch_main
 
         return watch_main(argv, args, check)
+    tune_gc()
     try:
         cfg = config_from_args(args)
     except ConfigError as exc:

@@ -69,17 +69,9 @@ class ModuleAnalysis:
 
     def walk_body(self) -> "ModuleAnalysis":
         """Walk the module body: after this, ``globals`` holds every module-level name."""
-        from .flow import Walker
-
         if "buffer_callback" in self.source:
             self.ffi = ffi.find_callbacks(self.module, self.package)
-        walker = Walker(self, None, self.globals, None, "<module>")
-        walker.block(self.module.body)
-        if walker.env is not None and walker.env is not self.globals:
-            # a module-level if/try/for/with walks on a copy: the globals are what it ends
-            # with (functions look names up in this very dict, after the walk)
-            self.globals.clear()
-            self.globals.update(walker.env)
+        self._walk(self.module.body)
         return self
 
     def add_part(self, module: cst.Module, offset: int) -> None:
@@ -87,12 +79,17 @@ class ModuleAnalysis:
         (its first line is line ``offset + 1`` of the text), into the globals, as
         :meth:`walk_body` walks the first part (a module made for some names only:
         :mod:`jaxinterop_lint.pipeline.partial`)."""
+        self.parts.append([module, offset, None])
+        self._walk(module.body)
+
+    def _walk(self, body) -> None:
         from .flow import Walker
 
-        self.parts.append([module, offset, None])
         walker = Walker(self, None, self.globals, None, "<module>")
-        walker.block(module.body)
+        walker.block(body)
         if walker.env is not None and walker.env is not self.globals:
+            # a module-level if/try/for/with walks on a copy: the globals are what it ends
+            # with (functions look names up in this very dict, after the walk)
             self.globals.clear()
             self.globals.update(walker.env)
 
@@ -107,16 +104,14 @@ class ModuleAnalysis:
     def position(self, node) -> tuple:
         """``(line, column, end_line, end_column)`` of a node of this module (1-based lines,
         0-based columns); libcst's PositionProvider runs once, on first use."""
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
         if self._positions is None:
-            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            self._positions = _positions_of(self.module)
         r = self._positions.get(node)
         offset = 0
         if r is None:
             for part in self.parts:     # statements parsed alone, lines offset (add_part)
                 if part[2] is None:
-                    part[2] = MetadataWrapper(part[0], unsafe_skip_copy=True).resolve(PositionProvider)
+                    part[2] = _positions_of(part[0])
                 r = part[2].get(node)
                 if r is not None:
                     offset = part[1]
@@ -260,3 +255,10 @@ class ModuleAnalysis:
 
 
 JAX_ROOTS = apis.JAX_ROOTS
+
+
+def _positions_of(module: cst.Module):
+    """libcst's ``PositionProvider`` over ``module``: node -> its code range."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -29,8 +29,9 @@ class Project:
     """The modules of one project and their analyses.
 
     ``index`` finds modules (``module_name``, ``package_of``, ``find_module``,
-    ``top_names``); ``engine_analyse(path, project, text) -> ModuleAnalysis | None`` parses
-    one file and makes its (not yet run) analysis; ``load_summary(path)`` gives a frozen
+    ``top_names``); ``engine_analyse(path, project, text, want) -> ModuleAnalysis | None``
+    parses one file (``want``: the top-level names the caller needs, None: all of them) and
+    makes its (not yet run) analysis; ``load_summary(path)`` gives a frozen
     module from the cache or None; ``gate(path)`` says whether a module reached through an
     import may be analysed (the plan's); ``reported(path)`` whether a file is among the
     reported files: a caller among them that passes a multi-device value to an exporting
@@ -58,7 +59,6 @@ class Project:
         self.analysed_paths: list = []
         self.complete: set = set()   # modules whose every function was analysed
         self.incoming: dict = {}     # callee file -> ContextTable of its reported callers' contexts
-        self.wanted = None           # names the analysis being made is for (see analysis_of_path)
 
     # -- module index (delegated) ------------------------------------------------------
     @property
@@ -155,8 +155,7 @@ class Project:
         self.modules[name] = None
         self.running.add(name)
         try:
-            self.wanted = want
-            ma = self._analyse(key, self, text)
+            ma = self._analyse(key, self, text, want)
             if ma is not None:
                 ma.walk_body()
                 # The globals are complete: other modules may use them while this module's

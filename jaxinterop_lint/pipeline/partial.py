@@ -104,14 +104,12 @@ class Partial:
         :data:`MIN_GAIN` of the lines."""
         if not self.usable:
             return None
-        saved = list(self.parsed), set(self._needed)
         try:
             new = self._closure(self.names)
         except Unsplit:             # a def cut wrongly from the text: read it whole
             self._read(False)
             if not self.usable:
                 return None
-            saved = list(self.parsed), set(self._needed)
             new = self._closure(self.names)
         out = [blank(line) for line in self.lines]
         kept_lines = 0
@@ -120,8 +118,7 @@ class Partial:
             out[u.first:u.last + 1] = self.lines[u.first:u.last + 1]
             kept_lines += u.last + 1 - u.first
         if kept_lines > len(self.lines) * (1 - MIN_GAIN):
-            self.parsed, self._needed = saved
-            self.units = None
+            self.units = None       # parsed whole: nothing more is asked of this reading
             return None
         return "".join(out)
 

@@ -65,27 +65,6 @@ def raw_findings(*args, **kwargs):
     return made(*args, **kwargs)
 
 
-def words_for(config):
-    """:func:`.plan.words_for`."""
-    from .plan import words_for as made
-
-    return made(config)
-
-
-def facts_of(*args, **kwargs):
-    """:func:`.plan.facts_of`."""
-    from .plan import facts_of as made
-
-    return made(*args, **kwargs)
-
-
-def can_find(*args, **kwargs):
-    """:func:`.plan.can_find`."""
-    from .plan import can_find as made
-
-    return made(*args, **kwargs)
-
-
 # Configuration fields that change what is reported, not the raw results: the command line
 # and the flake8 plugin (which selects differently) share one cache.
 NOT_IN_KEY = ("select", "ignore", "extend_select", "per_file_ignores", "exclude", "extend_exclude",
@@ -257,27 +236,26 @@ class Session:
             return frozenset(out)
         return frozenset(n for n, ts in bound.items() if any(t in sinky for t, _ in ts))
 
-    def _make_analysis(self, path: str, project, text=None):
+    def _make_analysis(self, path: str, project, text=None, want: Optional[frozenset] = None):
         try:
             text = text if text is not None else self._text(path)
-            # A module analysed only for what other modules take from it (it can make no
-            # finding by itself) is parsed whole: the masking keeps what its own findings
-            # need, and reading it with ``ast`` would only cost (issue 16).
-            wanted = project.wanted if project is not None else None
+            # A file that can make a finding by itself is masked for its own findings; a
+            # module analysed only for what other analyses take from it (``want``: the names
+            # they ask for) is parsed for those names (issue 16), or whole.
             masking = self.words.masking if self.plan.direct(path) else None
-            if masking is None and wanted is not None and self.may_be_partial(path):
-                return build_analysis(text, path, self.config, project, partial=wanted)
+            if masking is None and want is not None and self.may_be_partial(path):
+                return build_analysis(text, path, self.config, project, partial=want)
             return build_analysis(text, path, self.config, project, masking, self.callers(path))
         except SourceError as exc:
             self.errors[path] = exc
             return None
 
     def may_be_partial(self, path: str) -> bool:
-        """Whether ``path`` may be parsed only for the names asked of it (:mod:`.partial`):
-        it can make no finding of its own (neither :meth:`~.plan.Plan.direct` nor reached
-        by JAX code) and is no package ``__init__`` (its names are mostly re-exports)."""
-        return (os.path.basename(path) != "__init__.py" and not self.plan.direct(path)
-                and not self.plan.reach(path, decides=False))
+        """Whether ``path``, a file that makes no finding by itself (not
+        :meth:`~.plan.Plan.direct`: the caller asked), may be parsed only for the names asked
+        of it (:mod:`.partial`): no JAX code reaches it, and it is no package ``__init__``
+        (its names are mostly re-exports)."""
+        return os.path.basename(path) != "__init__.py" and not self.plan.reach(path, decides=False)
 
     def _load_summary(self, path: str):
         data = Store.field(self.store.get(path), "summary", self.reader.digest(path), self.reader.digest,

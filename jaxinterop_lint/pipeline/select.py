@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..catalog import UNUSED_NOQA
 from .results import FileResult, raw_error, raw_findings
 
-UNUSED_NOQA = "JXI100"   # noqa.UNUSED_NOQA (noqa.py is imported only when there is something to judge)
 _NOQA_NAMES = {"FILE_NOQA": "FILE_NOQA", "NOQA": "NOQA", "file_noqa": "file_noqa", "noqa_codes": "line_codes",
                "select_findings": "select_findings"}
 

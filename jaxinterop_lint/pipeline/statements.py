@@ -224,6 +224,8 @@ def sink_aliases(tree_nodes, sink_names) -> set:
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
 _DEF_HEAD = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _NOT_START = " \t\r\n\f#)]}"
+# Characters some readers take for line ends (``str.splitlines``): a text with one is read whole.
+_ODD = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 # Strings and comments, left to right (a quote in a comment, a ``#`` in a string); only the
@@ -231,10 +233,9 @@ _NOT_START = " \t\r\n\f#)]}"
 _STRING_OR_COMMENT = re.compile(r"""(\"\"\"|\'\'\')(?:\\[\s\S]|(?!\1)[\s\S])*?(?:\1|$(?![\s\S]))|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|#[^\n]*""")
 
 
-def _in_strings(lines: list) -> set:
-    """Indexes of the lines that start inside a triple-quoted string (their column 0 is
-    no statement's)."""
-    text = "".join(lines)
+def _in_strings(lines: list, text: str) -> set:
+    """Indexes of the ``lines`` (of ``text``) that start inside a triple-quoted string
+    (their column 0 is no statement's)."""
     if '"""' not in text and "'''" not in text:
         return set()
     import bisect
@@ -305,15 +306,16 @@ def lazy_statements(lines: list) -> Optional[tuple]:
     interop words sit in a few functions is never read whole.  None for a text with line
     ends other than ``\\n``/``\\r\\n``/``\\r`` (read whole then).  Raises :class:`Unsplit`
     when a unit other than a ``def`` or ``class`` does not parse."""
-    inside = _in_strings(lines)
+    text = "".join(lines)
+    if any(c in text for c in _ODD):
+        return None
+    inside = _in_strings(lines, text)
     starts = []
     pending = None
     for i, line in enumerate(lines):
         head = line[:1]
         if not head or head in _NOT_START or i in inside or _CONTINUES.match(line):
             continue
-        if any(c in line for c in ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")):
-            return None
         if head == "@":
             pending = i if pending is None else pending
             continue

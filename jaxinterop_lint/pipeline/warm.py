@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .store import RACY_NS, Store, key_of
+from .store import RACY_NS, Store, key_of, stamp_of
 from .storeformat import _valid_result
 
 SUFFIX = ".warm"        # the record's file: ``<store key>.warm`` in the cache folder
@@ -52,7 +52,7 @@ def answer(warm: Store, files: list, enabled) -> Optional[dict]:
         return None
     order = sorted(files)
     e = warm.get(ENTRY)
-    if e is None or e.get("hash") != key_of([order, sorted(enabled)]):
+    if e is None or e.get("hash") != record_key(order, enabled):
         return None
     f = e.get("plan")
     data = f.get("data") if isinstance(f, dict) else None
@@ -78,7 +78,7 @@ def answer(warm: Store, files: list, enabled) -> Optional[dict]:
         except (OSError, TypeError, ValueError):
             return None
         # a list of four ints equal to these (anything else, of any shape, is unequal)
-        if s != [st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino]:
+        if s != stamp_of(st):
             return None
     if not all(isinstance(d, str) and isinstance(ns, list) and all(isinstance(n, str) for n in ns)
                for d, ns in absent.items()) or not still_absent(absent):
