@@ -232,6 +232,45 @@ def test_a_large_file_is_parsed_once_with_most_of_it_blanked(tmp_path):
     assert f.code == "JXI002"
 
 
+def test_libcst_is_given_the_masked_text_without_its_blanked_lines(tmp_path):
+    """The statements blanked are dropped before the parse (a blank line costs libcst as
+    much as a short line of code), and positions are the file's again (pipeline/compact.py)."""
+    filler = "".join(f"def helper_{i}(a):\n    '''Doc.'''\n    return a + {i}\n\n" for i in range(60))
+    code = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+            + filler + "def caller(x, m):\n    y = jax.device_put(x, NamedSharding(m, P('x')))\n"
+            "    return torch.from_dlpack(y)\n")
+    ma = build_analysis(code, str(tmp_path / "big.py"), Config(), sinks=MASKING)
+    assert ma.line_map is not None and len(ma.module.code.splitlines()) == 6 < len(code.splitlines())
+    assert len(ma.parsed_text.splitlines()) == len(code.splitlines())     # edits are cut from it
+    (f,) = lint_source(code, "big.py", Config()).findings
+    sink = code.splitlines().index("    return torch.from_dlpack(y)") + 1
+    assert (f.code, f.line, f.column) == ("JXI002", sink, 11)
+    assert any(step.line == sink - 1 for step in f.provenance)       # the source's line too
+
+
+def test_compacted_lines_map_back_to_the_lines_they_were_cut_from():
+    from jaxinterop_lint.pipeline.compact import compact
+
+    lines = [f"line {i}\n" for i in range(20)]
+    dropped = {0, 1, 5, 6, 7, 12, 19}
+    line_map = compact(lines, dropped)
+    kept = [i for i in range(20) if i not in dropped]
+    assert line_map.text == "".join(lines[i] for i in kept)
+    assert [line_map.original(n + 1) for n in range(len(kept))] == [i + 1 for i in kept]
+    assert compact(lines, set()) is None
+
+
+def test_a_text_with_form_feeds_is_parsed_with_its_lines(tmp_path):
+    filler = "".join(f"def helper_{i}(a):\n    return a + {i}\n\n" for i in range(60))
+    code = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\f\n"
+            + filler + "def caller(x, m):\n    y = jax.device_put(x, NamedSharding(m, P('x')))\n"
+            "    return torch.from_dlpack(y)\n")
+    ma = build_analysis(code, str(tmp_path / "ff.py"), Config(), sinks=MASKING)
+    assert ma.line_map is None      # libcst drops the form feed: rules.base.true_position needs the lines
+    (f,) = lint_source(code, "ff.py", Config()).findings
+    assert f.line == code.split("\n").index("    return torch.from_dlpack(y)") + 1
+
+
 HOLDS_NOTHING = textwrap.dedent('''\
     """Arrays: torch.from_dlpack(x.__dlpack__()) exports one; x.device_buffer is gone."""
     import jax

@@ -52,6 +52,7 @@ class ModuleAnalysis:
         self.partial = None     # made for some top-level names only (pipeline/partial.py)
         self.parts: list = []   # [module, line offset, positions] of the statements added later
         self.parsed_text = None
+        self.line_map = None    # lines of the module parsed -> the file's (pipeline/compact.py)
         self.display_path = path
         self.depends_on: set = set()
         from .contexts import ContextTable
@@ -108,6 +109,9 @@ class ModuleAnalysis:
             self._positions = _positions_of(self.module)
         r = self._positions.get(node)
         offset = 0
+        if r is not None and self.line_map is not None:    # parsed without its blanked lines
+            lm = self.line_map.original
+            return (lm(r.start.line), r.start.column, lm(r.end.line), r.end.column)
         if r is None:
             for part in self.parts:     # statements parsed alone, lines offset (add_part)
                 if part[2] is None:

@@ -26,8 +26,12 @@ PARSES: Counter = Counter()
 def parse_module(text: str, path: str, masker=None):
     """Parse ``text`` (masked by ``masker`` when it pays, long constant displays shrunk:
     :func:`jaxinterop_lint.size.shrink`); returns ``(module, masker or None, the text
-    parsed, the spans shrunk)``.  Raises :class:`SourceError`, also for a text with more to
-    parse than the memory budget of its size allows (:func:`~jaxinterop_lint.size.within_budget`)."""
+    parsed, the spans shrunk, line map)``.  The masked text is given to libcst without the
+    lines of the statements blanked (:mod:`.compact`): its nodes' lines are those of the
+    compacted text, and the line map (a :class:`~.compact.LineMap`, or None when the text
+    was parsed as it is) turns them back into the file's.  The text returned has the file's
+    lines (what edits are cut from).  Raises :class:`SourceError`, also for a text with more
+    to parse than the memory budget of its size allows (:func:`~jaxinterop_lint.size.within_budget`)."""
     import libcst as cst
 
     from ..size import parseable, shrink
@@ -37,16 +41,33 @@ def parse_module(text: str, path: str, masker=None):
         masked = masker.render(masker.callers)
         if masked is not None:
             masked, spans = shrink(masked)
-            parseable(masked, len(text))    # what libcst is given, not what the masking left out
+            # libcst drops the form feeds that start lines, which the positions of the rules
+            # correct line by line (rules.base.true_position): such a text keeps its lines.
+            line_map = _compact(masked, getattr(masker, "dropped", None)) if "\f" not in text else None
+            given = masked if line_map is None else line_map.text
+            parseable(given, len(text))    # what libcst is given, not what the masking left out
             try:
-                module = cst.parse_module(masked)
+                module = cst.parse_module(given)
                 masker.text = masked
-                return module, masker, masked, spans
+                return module, masker, masked, spans, line_map
             except Exception:  # the scanner cut a statement wrongly: parse the whole text
                 PARSES[os.path.abspath(path)] += 1
     whole, spans = shrink(text)
     parseable(whole, len(text))
-    return parse(whole, guarded=True), None, whole, spans
+    return parse(whole, guarded=True), None, whole, spans, None
+
+
+def _compact(masked: str, dropped):
+    """:func:`~.compact.compact` of the lines of ``masked`` (as the masking cut them)."""
+    from .compact import compact
+    from .masking import _LINE
+
+    if not dropped:
+        return None
+    lines = _LINE.findall(masked)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return compact(lines, dropped)
 
 
 _LAST: list = [None, None, 0, None]    # (text, sinks, min_lines, Masker) of the last file asked about
@@ -93,7 +114,7 @@ def build_analysis(text: str, path: str, config, project=None, sinks: Optional[P
     elif not whole and sinks is not None:
         masker = _masker(text, sinks, MIN_LINES)
         masker.callers = frozenset(callers)
-    module, masker, parsed, shrunk = parse_module(text, path, masker)
+    module, masker, parsed, shrunk, line_map = parse_module(text, path, masker)
     if project is not None:
         package = project.package_of(path)
     else:
@@ -103,7 +124,8 @@ def build_analysis(text: str, path: str, config, project=None, sinks: Optional[P
     ma = ModuleAnalysis(module, path, package, project, source=text, kb=config.knowledge())
     ma.masker = masker
     ma.partial = masker if partial is not None and masker is not None else None
-    ma.parsed_text = parsed
+    ma.parsed_text = parsed     # the file's lines (the module's are line_map's)
+    ma.line_map = line_map
     ma.shrunk = shrunk          # offsets no fix may rewrite (constants blanked before parsing)
     if project is not None and os.path.isabs(path):
         ma.display_path = project.display(path)

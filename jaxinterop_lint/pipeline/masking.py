@@ -304,13 +304,17 @@ class Masker:
             if not todo:
                 break
         out = list(self.lines)
+        dropped: set = set()        # whole statements blanked: their lines can go (:mod:`.compact`)
         for i, ((a, b), k) in enumerate(zip(self.stmts, keep)):
             if not k:
                 for ln in range(a, b + 1):
                     out[ln] = _blank(self.lines[ln])
+                dropped.update(range(a, b + 1))
             elif i in members and not all(members[i]):
                 for ln, repl in self._member_lines(self._class_parts(i), members[i]).items():
                     out[ln] = repl
+                    if not repl.strip():
+                        dropped.add(ln)
             elif self.is_def[i] and not self.exact:
                 outside = {n for n in self.idents[i] if uses[n] > 1} | (needed - self.idents[i])
                 a, b = self.stmts[i]
@@ -321,13 +325,16 @@ class Masker:
             for a, b in self.stmts:
                 for ln in range(covered, a):
                     out[ln] = _blank(self.lines[ln])
+                    dropped.add(ln)
                 covered = max(covered, b + 1)
             for ln in range(covered, len(out)):
                 out[ln] = _blank(self.lines[ln])
+                dropped.add(ln)
         blanked = sum(1 for new, old in zip(out, self.lines) if new is not old and not new.strip())
         if blanked < len(self.lines) * min_gain:
             return None
         self.kept = keep
+        self.dropped = dropped if self.exact else None
         return "".join(out)
 
     def holds_nothing(self, callers_of=frozenset()) -> bool:

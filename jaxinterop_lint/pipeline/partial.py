@@ -113,13 +113,16 @@ class Partial:
             new = self._closure(self.names)
         out = [blank(line) for line in self.lines]
         kept_lines = 0
+        dropped = set(range(len(self.lines)))   # all but whole statements kept (:mod:`.compact`)
         for i in new:
             u = self.units[i]
             out[u.first:u.last + 1] = self.lines[u.first:u.last + 1]
+            dropped.difference_update(range(u.first, u.last + 1))
             kept_lines += u.last + 1 - u.first
         if kept_lines > len(self.lines) * (1 - MIN_GAIN):
             self.units = None       # parsed whole: nothing more is asked of this reading
             return None
+        self.dropped = dropped
         return "".join(out)
 
     def misses(self, name: str) -> bool:

@@ -67,7 +67,8 @@ def writes_back(ctx) -> bool:
     replacement cut from a node's own code.  Computed once per module."""
     memo = _memo(ctx)
     if "exact" not in memo:
-        memo["exact"] = ctx.ma.module.code == source_of(ctx)
+        line_map = getattr(ctx.ma, "line_map", None)     # parsed without blanked lines
+        memo["exact"] = ctx.ma.module.code == (source_of(ctx) if line_map is None else line_map.text)
     return memo["exact"]
 
 
