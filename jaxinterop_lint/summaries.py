@@ -70,11 +70,18 @@ class FrozenRecord:
     cls: Any = None
 
 
-class Freezer:
-    """Turn the values of one analysed module into JSON-ready data."""
+class NotReady(Exception):
+    """Freezing would have to analyse a function not analysed yet (``ready_only``)."""
 
-    def __init__(self, ma):
+
+class Freezer:
+    """Turn the values of one analysed module into JSON-ready data.  With ``ready_only``,
+    a value whose summary is not computed yet (a function, or a method storing an attribute,
+    not analysed) raises :class:`NotReady` instead of being analysed now."""
+
+    def __init__(self, ma, ready_only: bool = False):
         self.ma = ma
+        self.ready_only = ready_only
         self.records: dict = {}
         self.classes: dict = {}
 
@@ -144,6 +151,8 @@ class Freezer:
         key = id(rec)
         if key not in self.records:
             self.records[key] = None
+            if self.ready_only and getattr(rec, "owner", None) is not None and rec.state != "done":
+                raise NotReady(rec.name)
             summary = rec.owner.summary(rec) if getattr(rec, "owner", None) is not None else rec.summary
             data = {"name": rec.name, "params": list(rec.params), "ret": None, "exports": [], "donates": []}
             if summary is not None:
@@ -162,7 +171,10 @@ class Freezer:
         key = id(c)
         if key not in self.classes:
             self.classes[key] = None
-            for attr in list(self.ma.class_writers(c)):
+            writers = self.ma.class_writers(c)
+            if self.ready_only and any(w.state != "done" for ws in writers.values() for w in ws):
+                raise NotReady(c.name)
+            for attr in list(writers):
                 self.ma.class_attribute(c, attr)
             self.classes[key] = {
                 "name": c.name,
@@ -204,9 +216,10 @@ def _line(owner, node) -> int:
         return 0
 
 
-def freeze(ma) -> dict:
-    """The JSON-ready summary of an analysed module."""
-    fz = Freezer(ma)
+def freeze(ma, ready_only: bool = False) -> dict:
+    """The JSON-ready summary of an analysed module.  With ``ready_only``, raises
+    :class:`NotReady` where that would analyse a function not analysed yet (:class:`Freezer`)."""
+    fz = Freezer(ma, ready_only)
     names = {}
     for name, v in ma.globals.items():
         if name.startswith("@"):

@@ -88,11 +88,12 @@ class Project:
         return path if rel.startswith("..") else rel
 
     # -- analyses ------------------------------------------------------------------------
-    def analysis_of(self, name: str, attr: Optional[str] = None):
+    def analysis_of(self, name: str, attr: Optional[str] = None, demand: bool = False):
         """The analysis of module ``name`` (run on first use; a module still running
         returns its partial state, which ends import cycles).  ``attr`` is the name the
         caller wants from it: the gate may say that only some names are worth parsing the
-        module for."""
+        module for, unless ``demand`` (a call hands it a multi-device value: whatever the
+        text says, its summary decides what comes back)."""
         if name in self.modules:
             ma = self.modules[name]
             if attr is not None:
@@ -102,7 +103,7 @@ class Project:
         if path is None:
             return None
         key = os.path.abspath(path)
-        if key not in self.by_path and self.gate is not None and not self.gate(key, attr):
+        if key not in self.by_path and self.gate is not None and not demand and not self.gate(key, attr):
             return None
         return self.analysis_of_path(path, name, want=None if attr is None else frozenset((attr,)))
 
@@ -233,24 +234,25 @@ class Project:
         seen.discard(os.path.abspath(path))
         return seen
 
-    def resolve(self, qualified: str, importer=None) -> Optional[Value]:
+    def resolve(self, qualified: str, importer=None, demand: bool = False) -> Optional[Value]:
         """The value of a project name such as ``pkg.mod.f`` (None: not project code, or
         unknown).  ``importer`` is the analysis asking: every module the name was looked up
-        in (re-exports included) becomes one of its dependencies."""
+        in (re-exports included) becomes one of its dependencies.  ``demand``: past the
+        plan's gate (:meth:`analysis_of`)."""
         if qualified.split(".")[0] not in self.top_names:
             return None
         if qualified in self._resolved:
             value, owners = self._resolved[qualified]
         else:
             owners: set = set()
-            value = self._lookup(qualified, owners, 0)
+            value = self._lookup(qualified, owners, 0, demand)
             if value is not None:
                 self._resolved[qualified] = (value, owners)
         if importer is not None:
             importer.depends_on.update(owners)
         return value
 
-    def _lookup(self, qualified: str, owners: set, depth: int) -> Optional[Value]:
+    def _lookup(self, qualified: str, owners: set, depth: int, demand: bool = False) -> Optional[Value]:
         if depth > 20:
             return None
         parts = qualified.split(".")
@@ -262,7 +264,7 @@ class Project:
             owners.add(os.path.abspath(path))
             if i == len(parts):
                 return Value(kind=QNAME, qname=qualified)
-            ma = self.analysis_of(mod, parts[i])
+            ma = self.analysis_of(mod, parts[i], demand)
             if ma is None:
                 return None
             value = ma.globals.get(parts[i])
@@ -273,7 +275,7 @@ class Project:
                 target = ".".join([value.qname] + rest)
                 if target.split(".")[0] not in self.top_names:
                     return Value(kind=QNAME, qname=target)
-                return self._lookup(target, owners, depth + 1) or Value(kind=QNAME, qname=target)
+                return self._lookup(target, owners, depth + 1, demand) or Value(kind=QNAME, qname=target)
             for attr in rest:
                 if value.cls is not None and attr in value.cls.methods:
                     value = value.cls.methods[attr]

@@ -214,6 +214,20 @@ def param(index: int, name: str, annotated_array: bool = False) -> Value:
     return Value(kind=ARRAY, deps=frozenset(where), ref=where[0], param_array=name if annotated_array else None)
 
 
+def carries_multi(v: Optional[Value], deps: bool = True, depth: int = 0) -> bool:
+    """Whether ``v`` is, or holds in a part or element, a multi-device array (a known
+    source), or, with ``deps``, depends on a parameter of the function analysed (a caller
+    may pass one)."""
+    if v is None or depth > 4:
+        return False
+    if v.multi is not None or (deps and v.deps):
+        return True
+    if v.rest is not None and carries_multi(v.rest, deps, depth + 1):
+        return True
+    return any(carries_multi(e, deps, depth + 1) for e in v.elements or ()) or \
+        any(carries_multi(p, deps, depth + 1) for _, p in v.parts or ())
+
+
 def _interesting(v: Optional[Value]) -> bool:
     return v is not None and (v.multi is not None or bool(v.deps) or v.donated is not None
                               or v.false_guard is not None or v.placed_by is not None)

@@ -1,0 +1,144 @@
+"""Issue 16, demand-driven: a module whose text names nothing that makes or uses a
+multi-device value (``def relay(v): return v``) is not parsed for its summary (the plan's
+gate), until an analysed call hands one of its functions or classes a multi-device value:
+then it is opened for that name (``CallMixin.opened_on_demand``), and what comes back is
+followed as for a function of the same module.  A helper called with plain values only stays
+unparsed.  The programs are run for real on 8 CPU devices where the finding says they raise
+(tests/test_runtime_truth.py runs the fixtures; the case here is the same shape)."""
+from __future__ import annotations
+
+import os
+import textwrap
+
+from jaxinterop_lint import Config, lint_paths
+from jaxinterop_lint.pipeline.analyse import PARSES
+
+HELPERS = """
+    def relay(v):
+        return v
+
+
+    def pick(batch, key):
+        return batch[key]
+
+
+    class Holder:
+        def __init__(self, v):
+            self.value = v
+
+        def get(self):
+            return self.value
+
+
+    def size_of(v):
+        return len(v)
+"""
+PLAIN = """
+    def describe(n):
+        return f"{n} items"
+"""
+MAIN = """
+    import jax
+    import torch
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    import pkg.helpers as helpers
+    from pkg.helpers import Holder, pick, relay
+    from pkg.plain import describe
+
+
+    def export(v):
+        return torch.from_dlpack(relay(v))
+
+
+    def main(x, mesh):
+        y = jax.device_put(x, NamedSharding(mesh, P("x")))
+        a = torch.from_dlpack(relay(y))
+        b = torch.from_dlpack(helpers.relay(y))
+        c = torch.from_dlpack(pick({"w": y}, "w"))
+        d = torch.from_dlpack(Holder(y).get())
+        e = export(y)
+        print(describe(3))
+        return a, b, c, d, e
+"""
+
+
+def _project(tmp_path):
+    files = {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/helpers.py": HELPERS,
+             "pkg/plain.py": PLAIN, "pkg/main.py": MAIN}
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def test_a_helper_module_handed_a_multi_device_value_is_opened_for_it(tmp_path):
+    root = _project(tmp_path)
+    PARSES.clear()
+    result = lint_paths([str(root / "pkg" / "main.py")], Config(), project_root=str(root))
+    lines = (root / "pkg" / "main.py").read_text().splitlines()
+
+    def line_of(text):
+        return next(i for i, ln in enumerate(lines, 1) if text in ln)
+
+    got = sorted((f.code, f.line) for f in result.findings)
+    want = sorted(("JXI002", line_of(t)) for t in (
+        "a = torch.from_dlpack(relay(y))", "b = torch.from_dlpack(helpers.relay(y))",
+        'c = torch.from_dlpack(pick({"w": y}, "w"))', "d = torch.from_dlpack(Holder(y).get())",
+        "return torch.from_dlpack(relay(v))"))
+    assert got == want, result.findings
+    exported = next(f for f in result.findings if f.line == line_of("return torch.from_dlpack(relay(v))"))
+    assert "when export() is called from main()" in exported.message
+    parsed = {os.path.relpath(p, root) for p in PARSES}
+    assert os.path.join("pkg", "helpers.py") in parsed
+    assert os.path.join("pkg", "plain.py") not in parsed     # called with a plain value only
+
+
+def test_a_helper_called_with_plain_values_only_is_never_parsed(tmp_path):
+    root = _project(tmp_path)
+    (root / "pkg" / "main.py").write_text(textwrap.dedent("""
+        import torch
+        from pkg.helpers import relay, size_of
+
+
+        def main(t):
+            n = size_of([1, 2, 3])
+            return torch.from_dlpack(relay(t)), n
+    """))
+    PARSES.clear()
+    result = lint_paths([str(root / "pkg" / "main.py")], Config(), project_root=str(root))
+    assert result.findings == []
+    assert not any(p.endswith("helpers.py") for p in PARSES)
+
+
+def test_storing_a_summary_never_analyses_what_the_run_did_not():
+    """A summary is stored only from what the run computed (``freeze(ready_only=True)``):
+    storing keras' summaries analysed the methods of the classes they name, and the modules
+    those call (2.4 s of a 4.9 s cold run with the cache on).  A summary that would need more
+    is not stored; without ``ready_only`` the functions are analysed, as before."""
+    from jaxinterop_lint.pipeline.analyse import build_analysis
+    from jaxinterop_lint.summaries import NotReady, freeze
+
+    ma = build_analysis(textwrap.dedent(HELPERS), "/tmp/helpers.py", Config())
+    ma.walk_body()
+    assert {r.state for r in ma.functions} == {"new"}
+    try:
+        freeze(ma, ready_only=True)
+    except NotReady:
+        pass
+    else:
+        raise AssertionError("froze a class whose methods were never analysed")
+    assert {r.state for r in ma.functions} == {"new"}
+    data = freeze(ma)
+    assert {"Holder", "relay", "pick"} <= set(data["globals"]) and {r.state for r in ma.functions} == {"done"}
+
+
+def test_the_cache_on_cold_run_parses_what_the_run_without_cache_parses(tmp_path):
+    parsed = {}
+    for cache in (False, True):
+        root = _project(tmp_path / str(cache))
+        PARSES.clear()
+        result = lint_paths([str(root / "pkg")], Config(), project_root=str(root), use_cache=cache)
+        parsed[cache] = ({os.path.relpath(p, root): n for p, n in PARSES.items()}, len(result.findings))
+    assert parsed[True] == parsed[False] and parsed[False][1] == 5
