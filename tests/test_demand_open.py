@@ -7,11 +7,19 @@ unparsed.  The programs are run for real on 8 CPU devices where the finding says
 (tests/test_runtime_truth.py runs the fixtures; the case here is the same shape)."""
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
+import pytest
+
+from conftest import EIGHT_DEVICES
 from jaxinterop_lint import Config, lint_paths
 from jaxinterop_lint.pipeline.analyse import PARSES
+from markers import expected
 
 HELPERS = """
     def relay(v):
@@ -142,3 +150,29 @@ def test_the_cache_on_cold_run_parses_what_the_run_without_cache_parses(tmp_path
         result = lint_paths([str(root / "pkg")], Config(), project_root=str(root), use_cache=cache)
         parsed[cache] = ({os.path.relpath(p, root): n for p, n in PARSES.items()}, len(result.findings))
     assert parsed[True] == parsed[False] and parsed[False][1] == 5
+
+
+RELAY = Path(__file__).resolve().parent.parent / "fixtures" / "runtime" / "relay"
+
+
+def test_relay_fixture_markers():
+    result = lint_paths([str(RELAY)], Config(), use_cache=False)
+    want = {(p.name, line, code) for p in RELAY.glob("*.py") for line, code in expected(p.read_text())}
+    assert {(os.path.basename(f.path), f.line, f.code) for f in result.findings} == want and len(want) == 4
+
+
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
+def test_relay_fixture_fails_at_the_flagged_lines_on_eight_devices():
+    env = dict(os.environ, **EIGHT_DEVICES)
+    main = RELAY / "relay_main.py"
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "runtime_probe.py"), str(main), str(RELAY)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    flagged = {f.line for f in lint_paths([str(RELAY)], Config(), use_cache=False).findings}
+    assert len(outcome) == 6
+    for case, res in outcome.items():
+        if case.endswith("_fails"):
+            assert not res["ok"] and "BufferError" in res["classes"] and res["line"] in flagged, (case, res)
+        else:
+            assert res["ok"], (case, res)
