@@ -176,3 +176,15 @@ def test_relay_fixture_fails_at_the_flagged_lines_on_eight_devices():
             assert not res["ok"] and "BufferError" in res["classes"] and res["line"] in flagged, (case, res)
         else:
             assert res["ok"], (case, res)
+
+
+def test_an_edit_of_a_module_opened_on_demand_judges_its_callers_again(tmp_path):
+    root = _project(tmp_path)
+    main = [str(root / "pkg" / "main.py")]
+    assert len(lint_paths(main, Config(), project_root=str(root), use_cache=True).findings) == 5
+    helpers = root / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("def relay(v):\n    return v", "def relay(v):\n    return None"))
+    cached = lint_paths(main, Config(), project_root=str(root), use_cache=True)
+    fresh = lint_paths(main, Config(), project_root=str(root), use_cache=False)
+    assert [(f.line, f.code) for f in cached.findings] == [(f.line, f.code) for f in fresh.findings]
+    assert len(fresh.findings) == 2     # pick() and Box.get() still hand the array on
