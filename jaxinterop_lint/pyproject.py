@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 
 from .config import Config, ConfigError, expand_codes
 from .pipeline.discover import _excluded
+from .pipeline.storeformat import FORMAT
 from .tomlfile import read_toml  # noqa: F401  (re-exported: the table's reader)
 
 TABLE = "jaxinterop-lint"
@@ -155,10 +156,10 @@ def _sinks(value, path: str) -> dict:
 class ParsedToml:
     """The TOML files parsed by earlier runs (:func:`.tomlfile.use_cache`): a store
     (:class:`~.pipeline.store.Store`: signed with the per-user key, opened safely) in the
-    per-user key folder (``<key folder>/.jaxinterop_lint_cache/parsed-toml.json``), one entry
+    per-user key folder (``<key folder>/.jaxinterop_lint_cache/parsed-toml-<format>.json``), one entry
     per file, its hash the file's stat stamp and the Python (its TOML parser) that read it."""
 
-    NAME = "parsed-toml.json"
+    NAME = f"parsed-toml-{FORMAT}.json"   # the store's format: builds of another keep their own
 
     def __init__(self):
         from .pipeline.store import Store
