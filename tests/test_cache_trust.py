@@ -1,5 +1,5 @@
 """Issue 13: the cache is repository content.  Only entries this user wrote on this machine
-are believed (an HMAC under a per-user key outside the repository); the store file is never
+are believed (a MAC, keyed BLAKE2b, under a per-user key outside the repository); the store file is never
 read through a symlink, from a FIFO or a device, past a size cap, nor parsed before its MAC
 checks; nothing is written through a symlink or outside the cache folder; results depend on
 the absence of a module and on the content of every file, not on its stat."""
