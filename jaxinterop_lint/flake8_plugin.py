@@ -15,9 +15,8 @@ import os
 from typing import Iterator
 
 from . import __version__, pyproject
-from .config import Config, ConfigError
+from .config import DEFAULT_EXCLUDE, Config, ConfigError
 from .catalog import NAMES, OPT_IN
-from .pipeline.discover import DEFAULT_EXCLUDE
 
 ALL_CODES = tuple(sorted(NAMES))
 ERROR_CODE = "JXI000"  # a file that could not be linted (flake8 has no error channel for plugins)

@@ -12,11 +12,11 @@ import re
 from typing import Iterable, Optional
 
 from .config import Config, ConfigError, expand_codes
-from .pipeline.discover import _excluded
+from .pipeline.storeformat import FORMAT
 from .tomlfile import read_toml  # noqa: F401  (re-exported: the table's reader)
 
 TABLE = "jaxinterop-lint"
-QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+QUALNAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"   # compiled when a table names one
 
 
 def protocols() -> tuple:
@@ -92,7 +92,7 @@ def _anchor(pattern: str, root: str) -> str:
 def _names(value, path: str, key: str) -> tuple:
     names = _strings(value, path, key)
     for name in names:
-        if not QUALNAME.match(name):
+        if not re.match(QUALNAME_PATTERN, name):
             raise ConfigError(f"{path}: {key}: {name!r} is not a qualified name such as 'mylib.shard_batch'")
     return names
 
@@ -155,10 +155,10 @@ def _sinks(value, path: str) -> dict:
 class ParsedToml:
     """The TOML files parsed by earlier runs (:func:`.tomlfile.use_cache`): a store
     (:class:`~.pipeline.store.Store`: signed with the per-user key, opened safely) in the
-    per-user key folder (``<key folder>/.jaxinterop_lint_cache/parsed-toml.json``), one entry
+    per-user key folder (``<key folder>/.jaxinterop_lint_cache/parsed-toml-<format>.json``), one entry
     per file, its hash the file's stat stamp and the Python (its TOML parser) that read it."""
 
-    NAME = "parsed-toml.json"
+    NAME = f"parsed-toml-{FORMAT}.json"   # the store's format: builds of another keep their own
 
     def __init__(self):
         from .pipeline.store import Store
@@ -268,6 +268,8 @@ def excluded(path: str, patterns: tuple) -> bool:
     """Whether ``path`` or a folder above it matches ``patterns`` (fnmatch, as the walk of
     :func:`~jaxinterop_lint.pipeline.discover.discover` matches them).  Folders above the current one
     are not looked at."""
+    from .pipeline.discover import _excluded
+
     current = os.path.normpath(path)
     if os.path.isabs(current) and not os.path.relpath(current).startswith(".."):
         current = os.path.relpath(current)

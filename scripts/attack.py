@@ -388,7 +388,7 @@ def _outcome(r) -> str:
 
 def _sign(path: Path, payload: bytes, keys: Path) -> bytes:
     """``payload`` as the store file ``path`` signed with the key in ``keys`` (the store's
-    own format: a header line with the HMAC, then the JSON); a store without MACs (before
+    own format: a header line with the MAC, then the JSON); a store without MACs (before
     issue 13) is plain JSON."""
     try:
         from jaxinterop_lint.pipeline import store, storekey

@@ -1,5 +1,5 @@
 """Issue 13: the cache is repository content.  Only entries this user wrote on this machine
-are believed (an HMAC under a per-user key outside the repository); the store file is never
+are believed (a MAC, keyed BLAKE2b, under a per-user key outside the repository); the store file is never
 read through a symlink, from a FIFO or a device, past a size cap, nor parsed before its MAC
 checks; nothing is written through a symlink or outside the cache folder; results depend on
 the absence of a module and on the content of every file, not on its stat."""
@@ -138,6 +138,56 @@ def test_another_users_key_an_edit_or_the_old_format_is_not_believed(key_dir, tm
     assert Store(str(tmp_path), "k").entries == {}
     f.write_bytes(good)
     assert Store(str(tmp_path), "k").get("/p/a.py") is not None
+
+
+def test_one_entry_read_without_the_index_is_as_trusted_as_the_index(key_dir, tmp_path):
+    """A flake8 process finds its entry by its line (no index of every line): the whole
+    file's MAC is still checked first, so an edit under a kept MAC is a miss there too."""
+    saved_store(tmp_path)
+    f = tmp_path / CACHE_DIR / "k.json"
+    good = f.read_bytes()
+    s = Store(str(tmp_path), "k")
+    assert s.get("/p/a.py")["hash"] == "h1" and s._entries is None      # no index was made
+    assert s.get("/p/none.py") is None
+    assert list(s.entries) == ["/p/a.py"]
+    f.write_bytes(good.replace(b'"h1"', b'"h2"'))
+    assert Store(str(tmp_path), "k").get("/p/a.py") is None
+    f.write_bytes(good.replace(b'{"format":%d}' % st.FORMAT, b'{"format":4}'))   # another format
+    assert Store(str(tmp_path), "k").get("/p/a.py") is None
+
+
+def test_a_store_file_signed_with_the_former_hmac_is_not_believed(key_dir, tmp_path):
+    """Format 5's MAC is keyed BLAKE2b: a file signed the old way (HMAC-SHA256, this user's
+    key, this format's header) is a miss, as is one signed under another key."""
+    import hashlib
+    import hmac
+
+    saved_store(tmp_path)
+    f = tmp_path / CACHE_DIR / "k.json"
+    payload = f.read_bytes().split(b"\n", 1)[1]
+    old = hmac.new(sk.secret_key(), b"jaxinterop-lint store\0" + os.fsencode(str(f)) + b"\0", hashlib.sha256)
+    old.update(payload)
+    f.write_bytes(MAGIC + old.hexdigest().encode() + b"\n" + payload)
+    assert Store(str(tmp_path), "k").get("/p/a.py") is None
+    forge(f, {"format": st.FORMAT, "files": {"/p/a.py": ENTRY}}, b"y" * 32)
+    assert Store(str(tmp_path), "k").get("/p/a.py") is None
+    forge(f, {"format": st.FORMAT, "files": {"/p/a.py": ENTRY}}, sk.secret_key())
+    assert Store(str(tmp_path), "k").get("/p/a.py")["hash"] == "h"
+
+
+def test_entries_read_before_the_index_are_kept_when_it_is_made(key_dir, tmp_path):
+    (tmp_path / CACHE_DIR).mkdir()
+    forge(tmp_path / CACHE_DIR / "k.json", {"format": st.FORMAT, "files": {
+        "/p/a.py": ENTRY, "/p/b.py": ["x"], "/p/c.py": dict(ENTRY, hash="hc")}}, sk.secret_key())
+    s = Store(str(tmp_path), "k")
+    assert s.get("/p/b.py") is None and s.get("/p/a.py")["hash"] == "h"
+    s.put("/p/d.py", "hd", result=ENTRY["result"])     # the index is made here
+    assert sorted(s.entries) == ["/p/a.py", "/p/c.py", "/p/d.py"]
+    assert s.get("/p/c.py")["hash"] == "hc"
+    s.save()
+    again = Store(str(tmp_path), "k")
+    assert [again.get(p)["hash"] for p in ("/p/a.py", "/p/c.py", "/p/d.py")] == ["h", "hc", "hd"]
+    assert again.get("/p/b.py") is None
 
 
 def test_a_store_file_is_bound_to_its_place(key_dir, tmp_path):

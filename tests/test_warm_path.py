@@ -1,4 +1,4 @@
-"""Issue 16, the warm path: the store (format 4) parses only the entries, and of each entry only
+"""Issue 16, the warm path: the store (format 5) parses only the entries, and of each entry only
 the fields, a run reads; what was never read is written back byte for byte; a warm run and a
 flake8 run on a cached file import neither libcst nor the analysis walk, and report what a cold
 run reports."""

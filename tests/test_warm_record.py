@@ -73,8 +73,8 @@ def test_a_run_where_nothing_changed_answers_from_the_record_without_reading_the
     assert answers == [False, False]
     assert list((root / CACHE_DIR).glob(f"*{warm.SUFFIX}"))
     loads = []
-    real = Store._load
-    monkeypatch.setattr(Store, "_load", lambda self, *a: loads.append(self.name) or real(self, *a))
+    real = Store._read
+    monkeypatch.setattr(Store, "_read", lambda self, *a: loads.append(self.name) or real(self, *a))
     again, r = lint(root, monkeypatch)
     assert answers[-1] is True and again == cold and r.analysed == 0
     assert not [n for n in loads if n.endswith(".json")], loads     # the store file was never read

@@ -79,9 +79,9 @@ def package_digest() -> str:
     another build of the linter (an upgrade, a local edit) is never read, whatever its
     version number says."""
     if not _DIGEST:
-        import hashlib
+        from .storekey import blake2b
 
-        h = hashlib.blake2b(digest_size=16)
+        parts = []
         todo = [("", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
         while todo:        # depth first, names sorted (one scandir per folder)
             rel, folder = todo.pop()
@@ -89,13 +89,14 @@ def package_digest() -> str:
                 entries = sorted(it, key=lambda e: e.name)
             subs = []
             for e in entries:
-                if e.name.endswith(".py") and e.is_file():
+                name = e.name
+                if name.endswith(".py") and e.is_file():
                     st = e.stat()
-                    h.update(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns};".encode())
-                elif e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
-                    subs.append((f"{rel}{e.name}{os.sep}", e.path))
+                    parts.append(f"{rel}{name}:{st.st_size}:{st.st_mtime_ns};")
+                elif name != "__pycache__" and e.is_dir(follow_symlinks=False):
+                    subs.append((f"{rel}{name}{os.sep}", e.path))
             todo.extend(reversed(subs))
-        _DIGEST.append(h.hexdigest())
+        _DIGEST.append(blake2b("".join(parts).encode(), digest_size=16).hexdigest())
     return _DIGEST[0]
 
 

@@ -29,7 +29,8 @@ them in.
 The cache folder is repository content: a pull request can commit anything there (issue 13).
 So only what this user wrote on this machine is believed:
 
-- each store file is ``MAGIC <hex HMAC-SHA256>\\n<JSON payload>``; the MAC covers the file's
+- each store file is ``MAGIC <hex MAC>\\n<JSON payload>``; the MAC (keyed BLAKE2b, see
+  :mod:`.storekey`) covers the file's
   own path and the payload, under a per-user secret key (:func:`secret_key`) kept outside the
   repository, in the user cache folder of ``platformdirs`` (``JAXINTEROP_LINT_KEY_DIR``
   points elsewhere, for tests; see :mod:`.storekey`).  No key (it cannot be made or read safely): no cache, no error;
@@ -49,16 +50,15 @@ Where ``os.open`` cannot open relative to a folder descriptor or lacks ``O_NOFOL
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import stat
+import sys
 import time
 from typing import Callable, Optional
 
 from . import storeformat as fmt
-from .storekey import _CLOEXEC, _DIRECTORY, _NOFOLLOW, _NONBLOCK, mac_of, secret_key
+from .storekey import _CLOEXEC, _DIRECTORY, _NOFOLLOW, _NONBLOCK, blake2b, compare_digest, mac_of, secret_key
 
 CACHE_DIR = ".jaxinterop_lint_cache"
 FORMAT = fmt.FORMAT
@@ -68,9 +68,31 @@ STALE_TMP_S = 3600        # temporary files of a killed run older than this are 
 RACY_NS = 2_000_000_000   # a file modified less than 2 s before it was read gets no stamp
 
 
+SMALL_HASH_BYTES = 256 * 1024   # hashed without importing hashlib, in all, by one process
+
+
 def digest_bytes(data: bytes) -> str:
-    """The content hash used in the store (SHA-1: hardware-accelerated where OpenSSL is)."""
-    return hashlib.sha1(data).hexdigest()
+    """The content hash used in the store: SHA-1, hex (OpenSSL's, hardware-accelerated,
+    through ``hashlib``).  A process that hashes only a few small files (flake8 on one file:
+    the file itself) hashes them with CPython's own ``_sha1`` (the same digests; about 10x
+    slower per byte, but ``hashlib`` imports OpenSSL, about 3 ms); once it has hashed
+    :data:`SMALL_HASH_BYTES` that way, or when ``hashlib`` is loaded already, OpenSSL's."""
+    if not _SHA1:
+        if _SMALL_SHA1 is not None and _SMALL_BUDGET[0] >= len(data) and "hashlib" not in sys.modules:
+            _SMALL_BUDGET[0] -= len(data)
+            return _SMALL_SHA1(data).hexdigest()
+        import hashlib
+
+        _SHA1.append(hashlib.sha1)
+    return _SHA1[0](data).hexdigest()
+
+
+_SHA1: list = []
+_SMALL_BUDGET = [SMALL_HASH_BYTES]
+try:
+    from _sha1 import sha1 as _SMALL_SHA1
+except ImportError:  # pragma: no cover - another Python
+    _SMALL_SHA1 = None
 
 
 def _plain(value):
@@ -83,8 +105,9 @@ def _plain(value):
 
 
 def key_of(parts) -> str:
-    """A short hash of JSON-able ``parts`` (the configuration key of a store file)."""
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """A short hash of JSON-able ``parts`` (the configuration key of a store file): 16 hex
+    digits of BLAKE2b (no import of OpenSSL, see :mod:`.storekey`)."""
+    return blake2b(json.dumps(parts, sort_keys=True, default=str).encode(), digest_size=8).hexdigest()
 
 
 def stamp_of(st: os.stat_result) -> list:
@@ -129,6 +152,8 @@ class Store:
             self.folder = None        # no key: the cache is off for this run
         self.file = os.path.join(self.folder, self.name) if self.folder else None
         self._entries: Optional[dict] = None if self.file else {}
+        self._data: Optional[bytes] = None   # the store file's bytes, its MAC checked (_verified)
+        self._early: dict = {}        # entries read before the index was made (get): path -> entry or None
         self._written: dict = {}      # entries written since the last drain
         self._unsaved: dict = {}      # entries written since the last save
 
@@ -138,12 +163,50 @@ class Store:
         store file is read (and its MAC checked) on first use: a warm run that the warm
         record answers (:mod:`.warm`) never reads it."""
         if self._entries is None:
-            self._entries = self._load()
+            data = self._verified()
+            files = fmt.index(data, skip=1) if data else None
+            files = files or {}
+            for path, e in self._early.items():   # what get() read (and judged) already
+                if e is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = e
+            self._entries, self._data, self._early = files, None, {}
         return self._entries
 
     @entries.setter
     def entries(self, value: dict) -> None:
-        self._entries = value
+        self._entries, self._data, self._early = value, None, {}
+
+    def _verified(self) -> bytes:
+        """The bytes of the store file when its MAC is this user's and its payload of this
+        format (read once), else ``b""``.  Never raises."""
+        if self._data is None:
+            try:
+                data = self._read(None)
+            except (OSError, ValueError, MemoryError):
+                data = None
+            if data is not None:
+                first = data.find(b"\n")
+                if data[first + 1:first + 1 + len(fmt.HEADER) + 1] not in (fmt.HEADER, fmt.HEADER + b"\n"):
+                    data = None
+            self._data = data or b""
+        return self._data
+
+    def _line(self, path: str) -> Optional[bytes]:
+        """The rest of the line of ``path`` in the verified store file (what
+        :func:`.storeformat.index` maps it to), found without indexing every line: a flake8
+        process reads a few entries of a store of the whole project.  The writer spells a
+        path as ``dumps(path)`` at the start of its line and writes each path once; the last
+        line of a path is the one :func:`~.storeformat.index` keeps."""
+        data = self._verified()
+        needle = b"\n" + fmt.dumps(path) + b"\t"
+        at = data.rfind(needle)
+        if at < 0:
+            return None
+        start = at + len(needle)
+        end = data.find(b"\n", start)
+        return data[start:end if end >= 0 else len(data)]
 
     def _load(self, folder_fd: Optional[int] = None) -> dict:
         """The valid entries of the store file (see the module's docstring); ``{}`` for a
@@ -178,7 +241,7 @@ class Store:
         if end < 0:
             return None
         mac, payload = data[len(MAGIC):end], memoryview(data)[end + 1:]   # no copy of the payload
-        if not hmac.compare_digest(mac, mac_of(self.secret, self.file, payload).encode()):
+        if not compare_digest(mac, mac_of(self.secret, self.file, payload).encode()):
             return None
         return data
 
@@ -187,6 +250,11 @@ class Store:
         """The entry of ``path`` (absolute), or None.  An entry is parsed when first read,
         its head and result then (one of the wrong shape is none: :func:`.storeformat.entry_of`),
         its facts and summary when first used (:class:`.storeformat.Entry`)."""
+        if self._entries is None:     # no index yet: this one line (a flake8 process)
+            if path not in self._early:
+                rest = self._line(path)
+                self._early[path] = fmt.entry_of(rest) if rest is not None else None
+            return self._early[path]
         e = self.entries.get(path)
         if not isinstance(e, bytes):
             return e

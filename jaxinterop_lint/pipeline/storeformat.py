@@ -1,9 +1,9 @@
-"""The layout of a store file's payload (format 4): one line per entry, each field its own
+"""The layout of a store file's payload (format 5): one line per entry, each field its own
 JSON text, so that a run reads only the entries, and of each entry only the fields, it uses.
 
 The payload (what the MAC of :mod:`.store` covers) is lines joined by ``\\n``::
 
-    {"format":4}
+    {"format":5}
     <JSON path>\\t<JSON head>[\\t<field name>\\t<JSON field>]...
     ...
 
@@ -29,8 +29,8 @@ from typing import Optional
 
 from ..lazydict import LazyDict
 
-FORMAT = 4
-HEADER = b'{"format":4}'
+FORMAT = 5  # 5: the MAC is keyed BLAKE2b (was HMAC-SHA256)
+HEADER = b'{"format":5}'
 HEAD = ("hash", "stamp")       # parsed with every entry
 EAGER = ("result", "plan")     # parsed and checked when the entry is first read
 
