@@ -188,3 +188,22 @@ def test_an_edit_of_a_module_opened_on_demand_judges_its_callers_again(tmp_path)
     fresh = lint_paths(main, Config(), project_root=str(root), use_cache=False)
     assert [(f.line, f.code) for f in cached.findings] == [(f.line, f.code) for f in fresh.findings]
     assert len(fresh.findings) == 2     # pick() and Box.get() still hand the array on
+
+
+def test_a_chain_of_helpers_across_modules_hands_the_value_back(tmp_path):
+    root = _project(tmp_path)
+    (root / "pkg" / "outer.py").write_text("from pkg.helpers import relay\n\n\ndef forward(v):\n    return relay(v)\n")
+    main = root / "pkg" / "main.py"
+    main.write_text(textwrap.dedent("""
+        import jax
+        import torch
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        from pkg.outer import forward
+
+
+        def main(x, mesh):
+            y = jax.device_put(x, NamedSharding(mesh, P("x")))
+            return torch.from_dlpack(forward(y))
+    """))
+    result = lint_paths([str(main)], Config(), project_root=str(root))
+    assert [(f.code, f.line) for f in result.findings] == [("JXI002", 10)]

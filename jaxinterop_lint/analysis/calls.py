@@ -105,12 +105,11 @@ class CallMixin(FactsMixin):
         if any(carries_multi(v, False) for v in args):
             opened = project.resolve(f.qname, self.ma, demand=True)
             return opened if opened is not None and opened.kind in (V.FUNC, V.CLASS) else None
-        if self.ma.partial is not None or not any(carries_multi(v) for v in args):
+        if not any(carries_multi(v) for v in args):
             return None
         # A value of a parameter: multi-device when a caller passes one (the calling
-        # contexts, rules.md "Where a finding is reported"), in a module analysed whole (in
-        # one made for some names only, a helper's helper: torchrl's env_creator.py pulled
-        # envs/common.py that way).  A function is opened for it;
+        # contexts, rules.md "Where a finding is reported"), also in a helper opened for
+        # a caller (a helper of a helper hands the value back too).  A function is opened for it;
         # a class is opened only for a known multi-device value, since a parameter handed
         # to a constructor is most often a configuration (in torchrl and keras, opening
         # them added 11 parses and 1.3 s, for no finding).
