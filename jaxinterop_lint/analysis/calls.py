@@ -102,19 +102,17 @@ class CallMixin(FactsMixin):
         if project is None or f.qname is None or f.qname.split(".")[0] not in project.top_names:
             return None
         args = [v for v, _ in pos] + [v for v, _ in kw.values()]
-        if any(carries_multi(v, False) for v in args):
-            opened = project.resolve(f.qname, self.ma, demand=True)
-            return opened if opened is not None and opened.kind in (V.FUNC, V.CLASS) else None
-        if not any(carries_multi(v) for v in args):
+        known = any(carries_multi(v, False) for v in args)
+        # Otherwise a value of a parameter: multi-device when a caller passes one (the calling
+        # contexts, rules.md "Where a finding is reported"), also in a helper opened for a
+        # caller (a helper of a helper hands the value back too).  A function is opened for
+        # it; a class only for a known multi-device value, since a parameter handed to a
+        # constructor is most often a configuration (in torchrl and keras, opening them added
+        # 11 parses and 1.3 s, for no finding).
+        if not known and (_names_class(f.qname) or not any(carries_multi(v) for v in args)):
             return None
-        # A value of a parameter: multi-device when a caller passes one (the calling
-        # contexts, rules.md "Where a finding is reported"), also in a helper opened for
-        # a caller (a helper of a helper hands the value back too).  A function is opened for it;
-        # a class is opened only for a known multi-device value, since a parameter handed
-        # to a constructor is most often a configuration (in torchrl and keras, opening
-        # them added 11 parses and 1.3 s, for no finding).
-        opened = project.resolve(f.qname, self.ma, demand=True) if not _names_class(f.qname) else None
-        return opened if opened is not None and opened.kind == V.FUNC else None
+        opened = project.resolve(f.qname, self.ma, demand=True)
+        return opened if opened is not None and opened.kind in ((V.FUNC, V.CLASS) if known else (V.FUNC,)) else None
 
     # -- library functions ---------------------------------------------------------------
     def library_call(self, node, qn: str, pos: list, kw: dict) -> Value:

@@ -9,7 +9,9 @@ current run: the file as the user gave it, other files relative to the current f
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
 from ..source import SourceError
@@ -18,58 +20,32 @@ if TYPE_CHECKING:   # finding.py is imported when a result has a finding (most h
     from ..finding import Finding
 
 
-class _Record:
-    """A record of named fields, compared and shown as a dataclass is (plain classes: making
-    two dataclasses costs about 1 ms of every flake8 process, issue 16).  ``FIELDS`` names
-    the fields in order; ``_defaults()`` gives the default of each one not passed."""
-
-    FIELDS: tuple = ()
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.FIELDS)
-        return f"{type(self).__name__}({inner})"
-
-    def __eq__(self, other):
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self.FIELDS)
-
-    __hash__ = None    # mutable, as a dataclass with eq
-
-
-class FileResult(_Record):
+@dataclass
+class FileResult:
     """The outcome of linting one file: findings (after selection and noqa), an error, the
     sinks judged handled by an enclosing ``try`` (``(path, line)``), and what was suppressed."""
 
-    FIELDS = ("path", "findings", "error", "handled", "suppressed", "analysed")
-
-    def __init__(self, path: str, findings: Optional[list] = None, error: Optional[SourceError] = None,
-                 handled: Optional[list] = None, suppressed: Optional[list] = None, analysed: bool = False):
-        self.path = path
-        self.findings = [] if findings is None else findings
-        self.error = error
-        self.handled = [] if handled is None else handled
-        self.suppressed = [] if suppressed is None else suppressed
-        self.analysed = analysed
+    path: str
+    findings: list = field(default_factory=list)
+    error: Optional[SourceError] = None
+    handled: list = field(default_factory=list)
+    suppressed: list = field(default_factory=list)
+    analysed: bool = False
 
 
-class LintResult(_Record):
+@dataclass
+class LintResult:
     """The outcome of linting many files: findings, errors (``(path, SourceError)``), sinks
     handled, what was suppressed, how many files were linted and analysed, and the absolute
     paths of the modules analysed (``analysed_paths``)."""
 
-    FIELDS = ("findings", "errors", "handled", "suppressed", "files", "analysed", "analysed_paths")
-
-    def __init__(self, findings: Optional[list] = None, errors: Optional[list] = None,
-                 handled: Optional[list] = None, suppressed: Optional[list] = None, files: int = 0,
-                 analysed: int = 0, analysed_paths: Optional[list] = None):
-        self.findings = [] if findings is None else findings
-        self.errors = [] if errors is None else errors
-        self.handled = [] if handled is None else handled
-        self.suppressed = [] if suppressed is None else suppressed
-        self.files = files
-        self.analysed = analysed
-        self.analysed_paths = [] if analysed_paths is None else analysed_paths
+    findings: list = field(default_factory=list)
+    errors: list = field(default_factory=list)      # (path, SourceError)
+    handled: list = field(default_factory=list)
+    suppressed: list = field(default_factory=list)
+    files: int = 0
+    analysed: int = 0
+    analysed_paths: list = field(default_factory=list)   # absolute paths of modules analysed
 
 
 def _abs(path: str, base: Optional[str]) -> str:
@@ -83,8 +59,6 @@ def _finding_json(f: "Finding", given: str, absolute: str, base: Optional[str]) 
 
     # A fix not computed yet stays so (a DeferredFix: the store computes it when it writes the
     # entry, through its ``to_json``; a run without the store never computes an unread fix).
-    import dataclasses
-
     pending = f.__dict__.get("_fix")
     if isinstance(pending, DeferredFix):
         d = dataclasses.asdict(dataclasses.replace(f, fix=None))
