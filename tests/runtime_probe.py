@@ -2,7 +2,8 @@
 
 Usage: python runtime_probe.py FILE  (with XLA_FLAGS forcing 8 CPU devices).
 For each case: ``{"ok": true}`` or ``{"ok": false, "classes": [MRO names], "line": L,
-"message": str}`` where L is the innermost line of FILE in the traceback.
+"message": str, "frames": [[file name, line], ...]}`` where L is the innermost line of FILE
+in the traceback, and the frames are the whole traceback's, outermost first.
 """
 import importlib.util
 import json
@@ -26,10 +27,11 @@ def main(path, extra_path=None):
             getattr(module, name)()
             out[name] = {"ok": True}
         except Exception as exc:  # every failure is data here
-            lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
-                     if os.path.abspath(f.filename) == os.path.abspath(path)]
+            frames = traceback.extract_tb(exc.__traceback__)
+            lines = [f.lineno for f in frames if os.path.abspath(f.filename) == os.path.abspath(path)]
             out[name] = {"ok": False, "classes": [c.__name__ for c in type(exc).__mro__],
-                         "line": lines[-1] if lines else None, "message": str(exc)}
+                         "line": lines[-1] if lines else None, "message": str(exc),
+                         "frames": [[os.path.basename(f.filename), f.lineno] for f in frames]}
     print(json.dumps(out))
 
 

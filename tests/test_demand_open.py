@@ -158,7 +158,7 @@ RELAY = Path(__file__).resolve().parent.parent / "fixtures" / "runtime" / "relay
 def test_relay_fixture_markers():
     result = lint_paths([str(RELAY)], Config(), use_cache=False)
     want = {(p.name, line, code) for p in RELAY.glob("*.py") for line, code in expected(p.read_text())}
-    assert {(os.path.basename(f.path), f.line, f.code) for f in result.findings} == want and len(want) == 4
+    assert {(os.path.basename(f.path), f.line, f.code) for f in result.findings} == want and len(want) == 6
 
 
 @pytest.mark.slow   # real jax and torch on 8 CPU devices
@@ -171,7 +171,7 @@ def test_relay_fixture_fails_at_the_flagged_lines_on_eight_devices():
     outcome = json.loads(r.stdout.strip().splitlines()[-1])
     flagged = {f.line for f in lint_paths([str(RELAY)], Config(), use_cache=False).findings}
     assert len(outcome) == 6
-    for case, res in outcome.items():
+    for case, res in outcome.items():  # relay_main.py's own flagged lines
         if case.endswith("_fails"):
             assert not res["ok"] and "BufferError" in res["classes"] and res["line"] in flagged, (case, res)
         else:
@@ -207,3 +207,44 @@ def test_a_chain_of_helpers_across_modules_hands_the_value_back(tmp_path):
     """))
     result = lint_paths([str(main)], Config(), project_root=str(root))
     assert [(f.code, f.line) for f in result.findings] == [("JXI002", 10)]
+
+
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
+def test_relay_chain_fails_on_the_stack_of_its_flagged_calls_on_eight_devices():
+    """A helper in a module naming neither JAX nor a consumer, handing its parameter to a
+    consumer's function imported from another module, is judged with its callers' contexts:
+    the flagged call is on the stack where the consumer raises BufferError (before issue 16's
+    fix, relay_bridge.py was never judged with its callers: no finding)."""
+    env = dict(os.environ, **EIGHT_DEVICES)
+    main = RELAY / "relay_chain_main.py"
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "runtime_probe.py"), str(main), str(RELAY)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    flagged = {(os.path.basename(f.path), f.line) for f in lint_paths([str(RELAY)], Config(), use_cache=False).findings
+               if os.path.basename(f.path) == "relay_bridge.py"}
+    assert len(outcome) == 3 and len(flagged) == 2
+    hit = set()
+    for case, res in outcome.items():
+        if case.endswith("_fails"):
+            assert not res["ok"] and "BufferError" in res["classes"], (case, res)
+            on_stack = flagged & {tuple(f) for f in res["frames"]}
+            assert len(on_stack) == 1, (case, res["frames"])
+            hit |= on_stack
+        else:
+            assert res["ok"], (case, res)
+    assert hit == flagged
+
+
+def test_a_helper_handing_a_parameter_to_a_consumer_of_another_module_is_judged_with_its_callers(tmp_path):
+    """Only the reported files count: linting the helper's module alone reports nothing (no
+    caller among the paths), linting it with its caller reports the helper's call."""
+    root = tmp_path
+    for name in ("relay_convert.py", "relay_bridge.py", "relay_chain_main.py"):
+        (root / name).write_text((RELAY / name).read_text())
+    (root / "pyproject.toml").write_text("")
+    both = lint_paths([str(root)], Config(), project_root=str(root), use_cache=False)
+    assert sorted((os.path.basename(f.path), f.line, f.code) for f in both.findings) == [
+        ("relay_bridge.py", 9, "JXI002"), ("relay_bridge.py", 17, "JXI002")]
+    alone = lint_paths([str(root / "relay_bridge.py")], Config(), project_root=str(root), use_cache=False)
+    assert alone.findings == []

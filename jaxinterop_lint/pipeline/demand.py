@@ -56,6 +56,7 @@ class Demand:
         self._units: dict = {}      # path -> [(names it defines, identifiers used)]
         self._passes: dict = {}     # (caller, callee, names) -> bool
         self._exporting: dict = {}  # path -> may_export(path)
+        self._relays: dict = {}     # path -> relays(path)
 
     def units(self, path: str) -> list:
         """``[(names, identifiers)]`` for every top-level unit of ``path`` (statements that
@@ -83,6 +84,20 @@ class Demand:
         known = self._exporting.get(path)
         if known is None:
             known = self._exporting[path] = self.handing_out(path, self.plan.consumer_defs(path))
+        return known
+
+    def relays(self, path: str) -> bool:
+        """Whether module ``path`` can hold an exporting function by its text: it names a
+        consumer, or it takes a name from a module that does (``relay(x)`` in a module that
+        names neither JAX nor a consumer calls ``convert(x)`` of one that does).  One step
+        of the import graph only (a chain of such modules is not followed: on keras, whose
+        modules all take names from a backend package that re-exports PyTorch code, it
+        would judge every module with its callers)."""
+        known = self._relays.get(path)
+        if known is None:
+            f = self.plan.facts(path)
+            known = self._relays[path] = bool(f and (f["sink"] or any(
+                t != path and (self.plan.facts(t) or {}).get("sink") for t, _ in self.plan.targets(path))))
         return known
 
     def handing_out(self, path: str, exporting) -> frozenset:

@@ -360,11 +360,12 @@ class Session:
 
     def context_takers(self, path: str) -> list:
         """The part of :meth:`context_callers` read from the text (no analysis): the
-        reported importers of ``path`` (a reported file naming a consumer) that JAX code
+        reported importers of ``path`` (a reported file naming a consumer, or taking names
+        from one: :meth:`Demand.relays`) that JAX code
         reaches and that can pass a multi-device value to a name they take from it
         (:meth:`Demand.gives`), sorted."""
         self._ctx_decided.add(path)
-        if self.index is None or not self.plan.is_reported(path) or not (self.plan.facts(path) or {}).get("sink"):
+        if self.index is None or not self.plan.is_reported(path) or not self.demand.relays(path):
             return []
         self.know_importers()
         return sorted(a for a in self.plan.importers.get(path, {})
