@@ -161,14 +161,19 @@ def test_relay_fixture_markers():
     assert {(os.path.basename(f.path), f.line, f.code) for f in result.findings} == want and len(want) == 6
 
 
-@pytest.mark.slow   # real jax and torch on 8 CPU devices
-def test_relay_fixture_fails_at_the_flagged_lines_on_eight_devices():
+def _probe(name: str) -> dict:
+    """The outcome of each case of the fixture file ``name`` of relay/, run on 8 CPU devices
+    (tests/runtime_probe.py)."""
     env = dict(os.environ, **EIGHT_DEVICES)
-    main = RELAY / "relay_main.py"
-    r = subprocess.run([sys.executable, str(Path(__file__).parent / "runtime_probe.py"), str(main), str(RELAY)],
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "runtime_probe.py"), str(RELAY / name), str(RELAY)],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
-    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
+def test_relay_fixture_fails_at_the_flagged_lines_on_eight_devices():
+    outcome = _probe("relay_main.py")
     flagged = {f.line for f in lint_paths([str(RELAY)], Config(), use_cache=False).findings}
     assert len(outcome) == 6
     for case, res in outcome.items():  # relay_main.py's own flagged lines
@@ -215,12 +220,7 @@ def test_relay_chain_fails_on_the_stack_of_its_flagged_calls_on_eight_devices():
     consumer's function imported from another module, is judged with its callers' contexts:
     the flagged call is on the stack where the consumer raises BufferError (before issue 16's
     fix, relay_bridge.py was never judged with its callers: no finding)."""
-    env = dict(os.environ, **EIGHT_DEVICES)
-    main = RELAY / "relay_chain_main.py"
-    r = subprocess.run([sys.executable, str(Path(__file__).parent / "runtime_probe.py"), str(main), str(RELAY)],
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    outcome = _probe("relay_chain_main.py")
     flagged = {(os.path.basename(f.path), f.line) for f in lint_paths([str(RELAY)], Config(), use_cache=False).findings
                if os.path.basename(f.path) == "relay_bridge.py"}
     assert len(outcome) == 3 and len(flagged) == 2
