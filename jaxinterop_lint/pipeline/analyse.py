@@ -96,6 +96,16 @@ def holds_no_finding(text: str, sinks: Prefilter, callers=frozenset()) -> bool:
     return _masker(text, sinks, 0).holds_nothing(frozenset(callers))
 
 
+def exports_only_parameters(text: str, sinks: Prefilter, callers=frozenset()) -> bool:
+    """Whether ``text``, the only file reported, can make no finding because each of its
+    interop words exports a parameter that no code of it passes (:mod:`.quiet`): read from
+    CPython's ``ast`` without a libcst parse.  The caller checks that no other file is
+    reported and that JXI009 is off."""
+    from .quiet import exports_only_parameters as proved
+
+    return proved(_masker(text, sinks, 0), callers)
+
+
 def build_analysis(text: str, path: str, config, project=None, sinks: Optional[Prefilter] = None,
                    callers=frozenset(), whole: bool = False, partial: Optional[frozenset] = None):
     """Parse one module and make its (not yet run) analysis, with ``project`` attached for

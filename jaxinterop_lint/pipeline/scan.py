@@ -77,8 +77,10 @@ def guards_of(words, shortest: int = 6) -> dict:
                 parts.setdefault(w[i:i + n], set()).add(w)
     out = {}
     for w in words:
-        best = max(((len(part), len(ws), part) for part, ws in parts.items()
-                    if part != w and w in ws and len(ws) > 1), default=None)
+        # the parts holding ``w`` are its own substrings (a walk of those, not of every part)
+        mine = {w[i:i + n] for n in range(shortest, len(w) + 1) for i in range(len(w) - n + 1)}
+        best = max(((len(part), len(ws), part) for part in mine for ws in (parts[part],)
+                    if part != w and len(ws) > 1), default=None)
         if best is not None:
             out[w] = best[2]
     return out
