@@ -387,6 +387,9 @@ class Session:
         self._ctx_decided.add(path)
         if self.index is None or not self.plan.is_reported(path) or not self.demand.relays(path):
             return []
+        plan = self.plan
+        if all(r == path for r in plan.reported) and all(r == path for r in plan.reported_under):
+            return []       # the only file reported (the editor's flake8): no importer to read
         self.know_importers()
         return sorted(a for a in self.plan.importers.get(path, {})
                       if a != path and self.plan.is_reported(a) and self.plan.reach(a) and self.demand.gives(a, path))

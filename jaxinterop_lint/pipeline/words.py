@@ -97,9 +97,16 @@ class Prefilter:
         return False
 
 
+_TABLES: list = []
+
+
 def tables() -> dict:
     """Every table of ``apis``: upper-case module attributes that are collections of names
-    (a dict's keys, or a set, frozenset or tuple of strings)."""
+    (a dict's keys, or a set, frozenset or tuple of strings); read once per process (every
+    word list asks for it: issue 16, a flake8 process on one file)."""
+    key = [(name, id(value)) for name, value in vars(apis).items() if name.isupper()]
+    if _TABLES and _TABLES[0] == key:     # (a table added or replaced later is read again)
+        return _TABLES[1]
     out = {}
     for name, value in vars(apis).items():
         if not name.isupper() or name.startswith("_"):
@@ -112,6 +119,7 @@ def tables() -> dict:
             continue
         if keys:
             out[name] = value
+    _TABLES[:] = [key, out]
     return out
 
 
@@ -250,23 +258,3 @@ def annotation_words() -> Words:
 
 
 DEFAULT = build()
-
-def _qualified_origins() -> frozenset:
-    names = set()
-    for value in origin_tables().values():
-        for k in value:
-            if isinstance(k, str) and "." in k:
-                names.add(k.rsplit(".", 1)[-1])
-                extra = value[k] if isinstance(value, dict) else None
-                if isinstance(extra, (set, frozenset, tuple)):
-                    names.update(e for e in extra if isinstance(e, str))
-    names |= apis.DONATION_KEYWORDS
-    return frozenset(n for n in names if n)
-
-
-# Last names of the qualified JAX words (and the keywords they need), for the masking of
-# statements: a function that names none of them, and uses no function that does, cannot
-# make a multi-device value.  Bare method and keyword names (``device``) are left out here:
-# in JAX's own code nearly every function says them.
-SOURCE_WORDS = _qualified_origins()
-SOURCE_RE = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, SOURCE_WORDS), key=len, reverse=True)))
