@@ -7,7 +7,9 @@ blanked first (:mod:`.masking`, read with CPython's ``ast``); the callers of fun
 may export a parameter (this file's own, and those the plan found among its imports) are
 kept, so the masked text is never parsed a second time after the analysis.  A file in which
 nothing a finding can stand at is left is not parsed for its report at all
-(:func:`holds_no_finding`).  The analysis itself is
+(:func:`holds_no_finding`), nor is the only file reported when each of its interop words
+exports a parameter that no code fills (:func:`exports_only_parameters`, the editor's
+``flake8`` on one file: no libcst import at all).  The analysis itself is
 reached through narrow entry points: :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis`
 construction, ``walk_body``/``analyse_functions``/``run``, ``events``.
 """
