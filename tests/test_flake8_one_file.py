@@ -1,7 +1,6 @@
-"""flake8 on one file of a project (the editor's case, issue 16) without a cache: the file is
-judged without libcst when it only exports parameters no reported caller fills
-(:mod:`jaxinterop_lint.pipeline.quiet`), and never misses what the command line reports for
-the same paths: a finding that needs a caller in another file, or a callee module's summary."""
+"""flake8 on one file of a project (the editor's case, issue 16) without a cache never misses
+what the command line reports for the same paths: a finding that needs a caller in another
+file, or a callee module's summary; and what it judged is stored for the next save."""
 from __future__ import annotations
 
 import subprocess
@@ -87,26 +86,7 @@ def session_of(monkeypatch):
     return make
 
 
-def test_a_file_exporting_only_parameters_is_judged_without_libcst(tmp_path, session_of):
-    from jaxinterop_lint.pipeline.analyse import PARSES
-
-    root = _project(tmp_path)
-    lib = root / "pkg" / "lib.py"
-    session = session_of(lib)
-    session.plan.reported.add(str(lib))
-    assert session.plan.direct(str(lib))      # it can make a finding: analysed before issue 16's proof
-    before = PARSES[str(lib)]
-    result = session.lint_text(LIB, str(lib))
-    assert result.findings == [] and result.error is None
-    assert PARSES[str(lib)] == before and session.analysed == []     # no libcst parse, no analysis
-    # the same file with a caller of the exporting function in it is analysed (and reported)
-    same = root / "pkg" / "same.py"
-    session = session_of(same)
-    result = session.lint_text(SAME, str(same))
-    assert [f.code for f in result.findings] == ["JXI002"] and PARSES[str(same)] >= 1
-
-
-def test_the_one_file_proof_fills_the_cache_for_the_next_save(tmp_path, session_of, monkeypatch):
+def test_one_file_without_a_stored_result_fills_the_cache_for_the_next_save(tmp_path, session_of, monkeypatch):
     from jaxinterop_lint.pipeline import run
 
     root = _project(tmp_path)
@@ -118,72 +98,3 @@ def test_the_one_file_proof_fills_the_cache_for_the_next_save(tmp_path, session_
     second = session_of(lib, use_cache=True)
     assert second.lint_text(LIB, str(lib)).findings == []
     assert second._plan is None          # answered from the stored result, with no plan (_holds_alone)
-
-
-def _proved(text):
-    from jaxinterop_lint.config import Config
-    from jaxinterop_lint.pipeline.analyse import exports_only_parameters
-    from jaxinterop_lint.pipeline.facts import words_for
-
-    return exports_only_parameters(text, words_for(Config()).masking)
-
-
-HEAD = "import jax\nimport torch\nimport cupy\n\n\n"
-
-
-@pytest.mark.parametrize("body", [
-    "def f(x):\n    return torch.from_dlpack(x)\n",
-    "def f(x, stream=None):\n    return x.__dlpack__(stream=stream)\n",
-    "def f(x):\n    if hasattr(x, '__dlpack__'):\n        return x.__dlpack__()\n    return memoryview(x)\n",
-    "def f(x):\n    return cupy.asarray(x), x.__cuda_array_interface__\n",
-    # ``jnp.asarray``: JAX's own asarray, though ``torch`` names a consumer of that word
-    "import jax.numpy as jnp\n\ndef f(x, y):\n    z = jnp.asarray(y)\n    return x.__dlpack__(), z\n",
-])
-def test_exports_of_parameters_only_are_proved(body):
-    assert _proved(HEAD + body)
-
-
-@pytest.mark.parametrize("body", [
-    "def f(x):\n    return torch.from_dlpack(x)\n\nf(jax.numpy.ones(3))\n",        # called in the file
-    "def f(x):\n    return torch.from_dlpack(x)\n\ng = f\n",                          # named in the file
-    "def f(x):\n    x = jax.device_put(x, s)\n    return torch.from_dlpack(x)\n",    # rebound
-    "def f(x=jax.numpy.ones(3)):\n    return torch.from_dlpack(x)\n",               # a default
-    "def f(x: jax.Array):\n    return torch.from_dlpack(x)\n",                      # annotated
-    "@jax.jit\ndef f(x):\n    return torch.from_dlpack(x)\n",                        # decorated
-    "def f(x):\n    return torch.from_dlpack(jax.device_put(x, s))\n",              # not a parameter
-    "def f(x):\n    return torch.from_dlpack(x.reshape(2))\n",
-    "def f(x):\n    return jax.device_put_replicated(x, devices)\n",                 # a removed API
-    "def f(x):\n    return getattr(x, '__dlpack__')()\n",
-    "def f(x):\n    return x.is_fully_replicated and torch.from_dlpack(x)\n",        # a guard word
-    "def f(x):\n    def g():\n        return torch.from_dlpack(x)\n    return g()\n",   # nested scope
-    "def f(x):\n    return [torch.from_dlpack(s) for s in x]\n",
-    "def f(x):\n    step(x)\n    return torch.from_dlpack(x)\n\nstep = jax.jit(h, donate_argnums=0)\n",
-    "y = torch.from_dlpack(jax.numpy.ones(3))\n",                                   # module level
-    "class C:\n    def f(self, x):\n        return torch.from_dlpack(x)\n",
-    "def f(x):\n    from torch.utils.dlpack import from_dlpack as fd\n    return fd(x)\n",
-    "def f(buf):\n    return buf.__dlpack__(copy=True)\n\njax.ffi.buffer_callback(f)\n",
-])
-def test_anything_else_is_left_to_the_analysis(body):
-    assert not _proved(HEAD + body)
-
-
-def test_the_proof_is_never_used_with_other_files_reported_or_jxi009(tmp_path, session_of):
-    root = _project(tmp_path)
-    lib = str(root / "pkg" / "lib.py")
-    session = session_of(lib)
-    session.plan.reported.add(lib)
-    assert session._alone(lib)
-    session.plan.reported.add(str(root / "pkg" / "main.py"))
-    assert not session._alone(lib)
-    import dataclasses
-
-    from jaxinterop_lint.config import Config
-    from jaxinterop_lint.pipeline.run import Session
-
-    with_009 = Session(str(root), dataclasses.replace(Config(), extend_select=("JXI009",)), use_cache=False)
-    with_009.plan.reported.add(lib)
-    assert "JXI009" in with_009.enabled and not with_009._alone(lib)
-
-
-def test_the_proof_refuses_a_text_it_cannot_read():
-    assert not _proved(HEAD + "def f(x):\n    return torch.from_dlpack(x\n")

@@ -7,9 +7,7 @@ blanked first (:mod:`.masking`, read with CPython's ``ast``); the callers of fun
 may export a parameter (this file's own, and those the plan found among its imports) are
 kept, so the masked text is never parsed a second time after the analysis.  A file in which
 nothing a finding can stand at is left is not parsed for its report at all
-(:func:`holds_no_finding`), nor is the only file reported when each of its interop words
-exports a parameter that no code fills (:func:`exports_only_parameters`, the editor's
-``flake8`` on one file: no libcst import at all).  The analysis itself is
+(:func:`holds_no_finding`).  The analysis itself is
 reached through narrow entry points: :class:`~jaxinterop_lint.analysis.module.ModuleAnalysis`
 construction, ``walk_body``/``analyse_functions``/``run``, ``events``.
 """
@@ -96,16 +94,6 @@ def holds_no_finding(text: str, sinks: Prefilter, callers=frozenset()) -> bool:
     judges no sink handled (every event of the analysis stands at such a use); its module
     analysis for other modules' summaries is made when they ask for it."""
     return _masker(text, sinks, 0).holds_nothing(frozenset(callers))
-
-
-def exports_only_parameters(text: str, sinks: Prefilter, callers=frozenset()) -> bool:
-    """Whether ``text``, the only file reported, can make no finding because each of its
-    interop words exports a parameter that no code of it passes (:mod:`.quiet`): read from
-    CPython's ``ast`` without a libcst parse.  The caller checks that no other file is
-    reported and that JXI009 is off."""
-    from .quiet import exports_only_parameters as proved
-
-    return proved(_masker(text, sinks, 0), callers)
 
 
 def build_analysis(text: str, path: str, config, project=None, sinks: Optional[Prefilter] = None,

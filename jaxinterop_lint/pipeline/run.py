@@ -51,13 +51,6 @@ def holds_no_finding(*args, **kwargs):
     return made(*args, **kwargs)
 
 
-def exports_only_parameters(*args, **kwargs):
-    """:func:`.analyse.exports_only_parameters`."""
-    from .analyse import exports_only_parameters as made
-
-    return made(*args, **kwargs)
-
-
 def run_analysis(*args, **kwargs):
     """:func:`.analyse.run_analysis`."""
     from .analyse import run_analysis as made
@@ -298,22 +291,9 @@ class Session:
     def _judged(self, path: str):
         self._fed[path] = self.feed_contexts(path)
         made = self._project is not None and self._project.by_path.get(os.path.abspath(path)) is not None
-        if not made:
-            text, callers = self._text(path), self.callers(path)
-            if holds_no_finding(text, self.words.masking, callers):
-                return [], []       # issue 16: nothing a finding stands at; no libcst parse for it
-            if not self._fed[path] and self._alone(path) and exports_only_parameters(text, self.words.masking, callers):
-                return [], []       # the editor's one file: it exports only parameters no caller fills
+        if not made and holds_no_finding(self._text(path), self.words.masking, self.callers(path)):
+            return [], []       # issue 16: nothing a finding stands at; no libcst parse for it
         return raw_findings(self.analyse(path), path)
-
-    def _alone(self, path: str) -> bool:
-        """Whether ``path`` is the only file reported (flake8 or the command line on that
-        one file), so that no other file can give it a calling context, and JXI009 (judged
-        from parameters' annotations alone) is off: :func:`exports_only_parameters` may
-        then decide it."""
-        plan = self.plan
-        return "JXI009" not in self.enabled and all(r == path for r in plan.reported) and \
-            all(r == path for r in plan.reported_under)
 
     def calls_exporter(self, path: str, targets: list) -> bool:
         """Whether the candidate ``path`` is analysed: of its ``targets`` (from
