@@ -155,3 +155,15 @@ def test_independent_jax_files_go_to_workers(tmp_path, monkeypatch):
     two, where = _where(tmp_path, monkeypatch, proj)
     assert rows(one, proj) == rows(two, proj) and len(rows(two, proj)) == 9
     assert sorted(where) == [f"lone{i}.py" for i in range(9)] and set(where.values()) == {"worker"}
+
+
+def test_the_pool_is_judged_on_the_bytes_of_the_files_it_would_get(tmp_path, monkeypatch):
+    # the sizes of the files kept here never count for the files handed to workers
+    monkeypatch.setattr(pool, "MIN_POOL_BYTES", 8_000)
+    monkeypatch.delenv("JAXINTEROP_LINT_POOL_BYTES", raising=False)
+    f = _files(tmp_path, {**{f"f{i}.py": 500 for i in range(9)}, "big.py": 3_500})
+    paths = [f[f"f{i}.py"] for i in range(9)] + [f["big.py"]]
+    here, there = _split(paths, 2, shared={"big.py"})
+    assert there == [] and here == ["big.py"] + [f"f{i}.py" for i in range(9)]
+    sizes = {p: os.path.getsize(p) for p in paths}
+    assert pool.uses_workers(paths, 2, sizes) and not pool.uses_workers(paths[:9], 2, sizes)

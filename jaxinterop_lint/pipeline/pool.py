@@ -54,10 +54,10 @@ def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
     Below that this process is faster (bench/: workers are never slower than ``--jobs 1``)."""
     if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
         return False
-    sizes = sizes if sizes is not None else {p: _size(p) for p in paths}
-    total = sum(sizes.values())
+    each = [sizes[p] if sizes is not None and p in sizes else _size(p) for p in paths]
+    total = sum(each)
     floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
-    return not (total < floor or (floor and max(sizes.values()) > total / 2))
+    return not (total < floor or (floor and max(each) > total / 2))
 
 
 def split(paths: list, jobs: int, shares, analyse_here) -> list:
