@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from test_pipeline import SHARD, USE, project, rows, write
 
 from jaxinterop_lint import Config, lint_paths
 from jaxinterop_lint.pipeline import pool
-
-from test_pipeline import SHARD, USE, project, rows, write
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forked")
 
