@@ -27,6 +27,12 @@ def _files(tmp_path, sizes: dict) -> dict:
     return out
 
 
+@pytest.fixture(autouse=True)
+def idle_cores(monkeypatch):
+    """The machine's cores are free (the load of other processes is its own test)."""
+    monkeypatch.setattr(pool, "cores_busy", lambda: False)
+
+
 def _split(paths, jobs, shared=(), becomes_free=None):
     """``pool.split`` with ``shared`` names sharing a module; ``becomes_free``: a name after
     whose analysis here the files of ``shared`` stop sharing (their module is analysed)."""
@@ -166,3 +172,20 @@ def test_the_pool_is_judged_on_the_bytes_of_the_files_it_would_get(tmp_path, mon
     assert there == [] and here == ["big.py"] + [f"f{i}.py" for i in range(9)]
     sizes = {p: os.path.getsize(p) for p in paths}
     assert pool.uses_workers(paths, 2, sizes) and not pool.uses_workers(paths[:9], 2, sizes)
+
+
+def test_no_workers_while_other_processes_keep_the_cores_busy(tmp_path, monkeypatch):
+    monkeypatch.setattr(pool, "MIN_POOL_BYTES", 8_000)
+    monkeypatch.delenv("JAXINTEROP_LINT_POOL_BYTES", raising=False)
+    f = _files(tmp_path, {f"f{i}.py": 1_000 for i in range(10)})
+    paths = [f[f"f{i}.py"] for i in range(10)]
+    names = [os.path.basename(p) for p in paths]
+    assert _split(paths, 2) == ([], names)
+    monkeypatch.setattr(pool, "cores_busy", lambda: True)
+    assert _split(paths, 2) == (names, [])
+    monkeypatch.undo()                     # the real test of the load, on a 2-core machine
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.0))
+    assert pool.cores_busy()
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.5))
+    assert not pool.cores_busy()

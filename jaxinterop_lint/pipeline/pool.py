@@ -50,14 +50,28 @@ def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
     """Whether :func:`analyse_files` would analyse ``paths`` (independent files: see
     :func:`split`) in worker processes.  Workers pay for themselves only on enough work,
     spread over enough files: at least ``4 * jobs`` files, :data:`MIN_POOL_BYTES` of them
-    (``JAXINTEROP_LINT_POOL_BYTES`` overrides it; the tests set 0), none over half the bytes.
-    Below that this process is faster (bench/: workers are never slower than ``--jobs 1``)."""
+    (``JAXINTEROP_LINT_POOL_BYTES`` overrides it; the tests set 0), none over half the bytes,
+    and free cores for them (:func:`cores_busy`).  Below that this process is faster (bench/: workers are never slower than ``--jobs 1``)."""
     if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
         return False
     each = [sizes[p] if sizes is not None and p in sizes else _size(p) for p in paths]
     total = sum(each)
     floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
+    if floor and cores_busy():
+        return False
     return not (total < floor or (floor and max(each) > total / 2))
+
+
+def cores_busy() -> bool:
+    """Whether other processes keep this machine's cores busy: the 1-minute load average
+    leaves less than one and a half cores free (on 2 cores, loaded to 3-4 by other runs, the
+    jax sources took 1.2-1.3x as long with workers as without: they only add the fork and
+    the results to ship).  False where the load is unknown."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return False
+    return load > (os.cpu_count() or 1) - 1.5
 
 
 def split(paths: list, jobs: int, shares, analyse_here) -> list:
