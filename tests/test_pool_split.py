@@ -185,7 +185,6 @@ def test_no_workers_while_other_processes_keep_the_cores_busy(tmp_path, monkeypa
     assert _split(paths, 2) == (names, [])
     monkeypatch.undo()                     # the real test of the load, on a 2-core machine
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 3.0, 2.0))
-    assert pool.cores_busy()
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.5))
-    assert not pool.cores_busy()
+    for load, busy in ((3.5, True), (2.2, True), (1.2, False), (0.3, False)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 1.0, 1.0))
+        assert pool.cores_busy() is busy, load
