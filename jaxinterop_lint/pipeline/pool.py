@@ -4,7 +4,10 @@
 summaries of the modules it needed) in the session's store.  :func:`analyse_files` runs it
 over many files; with workers, the session (its plan and the project's analyses made so
 far) is inherited through ``fork``, each worker takes chunks, largest files first, and sends
-back only the raw results and the store entries it wrote for that chunk (never the store).
+back only the raw results and the store entries it wrote for that chunk (never the store,
+nor what this process wrote before the fork).  Workers get only files whose analyses are
+independent (:func:`split`): a file whose analysis would parse a module not analysed yet is
+analysed here, where that module's analysis is made once, not once per worker.
 A worker that dies (a crash of the native parser) costs only its file: the chunk's files
 are then linted one process per file.
 """
@@ -13,7 +16,10 @@ from __future__ import annotations
 import os
 
 _SESSION = None   # the session the workers serve (inherited through fork)
-MIN_POOL_BYTES = 3_000_000
+# The least bytes of independent files for workers to pay on 2 cores (bench/ and the corpus:
+# the jax sources hand 13 files, 0.78 MB, to workers and gain a third of the run; a fork,
+# the pool and the results cost about 0.1 s).
+MIN_POOL_BYTES = 400_000
 
 
 def lint_one(session, path: str) -> dict:
@@ -41,29 +47,75 @@ def _size(path: str) -> int:
 
 
 def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
-    """Whether :func:`analyse_files` would analyse ``paths`` in worker processes.  Workers
-    pay for themselves only on enough work, spread over enough files: below that (or when
-    one file is most of the work) this process is faster (bench/: workers are never slower
-    than ``--jobs 1``)."""
+    """Whether :func:`analyse_files` would analyse ``paths`` (independent files: see
+    :func:`split`) in worker processes.  Workers pay for themselves only on enough work,
+    spread over enough files: at least ``4 * jobs`` files, :data:`MIN_POOL_BYTES` of them
+    (``JAXINTEROP_LINT_POOL_BYTES`` overrides it; the tests set 0), none over half the bytes,
+    and free cores for them (:func:`cores_busy`).  Below that this process is faster (bench/: workers are never slower than ``--jobs 1``)."""
     if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
         return False
-    sizes = sizes if sizes is not None else {p: _size(p) for p in paths}
-    total = sum(sizes.values())
+    each = [sizes[p] if sizes is not None and p in sizes else _size(p) for p in paths]
+    total = sum(each)
     floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
-    return not (total < floor or (floor and max(sizes.values()) > total / 2))
+    if floor and cores_busy():
+        return False
+    return not (total < floor or (floor and max(each) > total / 2))
+
+
+def cores_busy() -> bool:
+    """Whether other processes keep this machine's cores busy: the 1-minute load average is
+    over the core count less half a core.  Measured on 2 cores, the jax sources with
+    workers / without: 0.64x at a load of 1.0-1.3, 0.97x at 2.2, 1.2-1.3x at 3.5-4 (workers
+    then only add the fork and the results to ship).  False where the load is unknown."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return False
+    return load > (os.cpu_count() or 1) - 0.5
+
+
+def split(paths: list, jobs: int, shares, analyse_here) -> list:
+    """The files of ``paths`` (planned, in plan order) to hand to workers; the others are
+    analysed here, in order, by ``analyse_here(path)``, before the workers start (they
+    inherit those analyses).
+
+    ``shares(path)`` says whether ``path`` is better analysed here: its analysis would parse
+    a module not analysed yet (read from the plan's import graph, no parse: in workers each
+    would analyse that module again), or it was analysed here already.  Each file is asked
+    at its turn, after the files before it that were analysed here (the modules it shares
+    may be analysed by then).  Nothing goes to workers unless the files that remain
+    independent are worth a pool (:func:`uses_workers`); otherwise every file is analysed
+    here, in plan order, as with ``--jobs 1``."""
+    sizes = {p: _size(p) for p in paths}
+    if not uses_workers(paths, jobs, sizes):
+        for p in paths:
+            analyse_here(p)
+        return []
+    there = []
+    for p in paths:
+        if shares(p):
+            analyse_here(p)
+        else:
+            there.append(p)
+    if uses_workers(there, jobs, sizes):
+        return there
+    for p in there:
+        analyse_here(p)
+    return []
 
 
 def analyse_files(session, paths: list, jobs: int) -> dict:
     """Raw results of ``paths`` (absolute) by path; the entries written in workers are
     merged into ``session.store``."""
     sizes = {p: _size(p) for p in paths}
-    if not uses_workers(paths, jobs, sizes):
+    if not paths or not uses_workers(paths, jobs, sizes):
         return {p: lint_one(session, p) for p in paths}
     import concurrent.futures as cf   # here: a run without workers (one small file) never imports them
     import multiprocessing
 
     global _SESSION
     _SESSION = session
+    session.store.drain()   # written here before the fork: never sent back by a worker
     by_size = sorted(paths, key=sizes.get, reverse=True)
     step = max(1, len(paths) // (jobs * 8))
     chunks = [by_size[i:i + step] for i in range(0, len(by_size), step)]

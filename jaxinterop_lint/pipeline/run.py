@@ -644,6 +644,26 @@ class Session:
 
         warm.record(self.warm, self.reader, files, self.plan.enabled, out, time.time_ns())
 
+    def shares(self, path: str) -> bool:
+        """Whether the planned file ``path`` is better analysed in this process than in a
+        worker (:func:`.pool.split`): its analysis exists here already, or it may parse a
+        module not analysed yet (a project module it takes a name from that the analysis may
+        parse: :meth:`~.plan.Plan.gate`, followed through the modules analysed here; read from
+        the import graph, no parse), which workers would each analyse again."""
+        by_path = self.project.by_path
+        if path in by_path and not _frozen(by_path[path]):
+            return True
+        seen, stack = {path}, [path]
+        while stack:
+            for t, k in self.plan.targets(stack.pop()):
+                if t in seen or not self.plan.gate(t, k):
+                    continue
+                seen.add(t)
+                if t not in by_path:
+                    return True
+                stack.append(t)
+        return False
+
     def lint(self, files: list, jobs: int = 1) -> dict:
         """Raw results of ``files`` (absolute paths), by path: from the warm record when
         nothing changed (:meth:`warm_answer`), else cached ones, analysed ones, and those
@@ -674,7 +694,7 @@ class Session:
             self._store_contexts_epoch(out)
             self._record_warm(files, out)
             return out
-        from .pool import analyse_files, uses_workers
+        from . import pool
 
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
@@ -685,21 +705,13 @@ class Session:
         # A reported file with exporting functions and reported importers: judged with their
         # calling contexts (its callers are analysed first: feed_contexts).
         planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
-        if self.project is not None and uses_workers(planned, jobs):
-            # Modules other planned files import are analysed before the workers start.
-            inner: dict = {}
-            for p in planned:
-                for t, k in self.plan.targets(p):
-                    if self.plan.gate(t):
-                        inner.setdefault(t, set()).add(k)
-            for t in sorted(inner):
-                self.project.analysis_of_path(t, want=_names(inner[t]))
-        done_here = {p for p in planned if self.project is not None and p in self.project.by_path
-                     and not _frozen(self.project.by_path[p])}
-        here = [p for p in planned if p in done_here]
-        out.update({p: self.analyse_and_store(p) for p in here})
+        def here(p):
+            out[p] = pool.lint_one(self, p)
+
+        # lone files (no project) share nothing
+        there = pool.split(planned, jobs, self.shares if self.project is not None else (lambda p: False), here)
         self.store_summaries()
-        out.update(analyse_files(self, [p for p in planned if p not in done_here], jobs))
+        out.update(pool.analyse_files(self, there, jobs))
         for p in todo:
             if p not in out:
                 err = self.reader.error(p)
