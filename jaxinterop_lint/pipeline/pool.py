@@ -51,7 +51,8 @@ def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
     :func:`split`) in worker processes.  Workers pay for themselves only on enough work,
     spread over enough files: at least ``4 * jobs`` files, :data:`MIN_POOL_BYTES` of them
     (``JAXINTEROP_LINT_POOL_BYTES`` overrides it; the tests set 0), none over half the bytes,
-    and free cores for them (:func:`cores_busy`).  Below that this process is faster (bench/: workers are never slower than ``--jobs 1``)."""
+    and free cores for them (:func:`cores_busy`).  Below that this process is faster
+    (bench/: workers are never slower than ``--jobs 1``)."""
     if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
         return False
     each = [sizes[p] if sizes is not None and p in sizes else _size(p) for p in paths]

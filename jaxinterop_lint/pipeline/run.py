@@ -371,8 +371,8 @@ class Session:
         if all(r == path for r in plan.reported) and all(r == path for r in plan.reported_under):
             return []       # the only file reported (the editor's flake8): no importer to read
         self.know_importers()
-        return sorted(a for a in self.plan.importers.get(path, {})
-                      if a != path and self.plan.is_reported(a) and self.plan.reach(a) and self.demand.gives(a, path))
+        return sorted(a for a in plan.importers.get(path, {})
+                      if a != path and plan.is_reported(a) and plan.reach(a) and self.demand.gives(a, path))
 
     def feed_contexts(self, path: str) -> list:
         """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
@@ -649,7 +649,10 @@ class Session:
         worker (:func:`.pool.split`): its analysis exists here already, or it may parse a
         module not analysed yet (a project module it takes a name from that the analysis may
         parse: :meth:`~.plan.Plan.gate`, followed through the modules analysed here; read from
-        the import graph, no parse), which workers would each analyse again."""
+        the import graph, no parse), which workers would each analyse again.  A lone file
+        (no project) shares nothing."""
+        if self.project is None:
+            return False
         by_path = self.project.by_path
         if path in by_path and not _frozen(by_path[path]):
             return True
@@ -705,11 +708,11 @@ class Session:
         # A reported file with exporting functions and reported importers: judged with their
         # calling contexts (its callers are analysed first: feed_contexts).
         planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
+
         def here(p):
             out[p] = pool.lint_one(self, p)
 
-        # lone files (no project) share nothing
-        there = pool.split(planned, jobs, self.shares if self.project is not None else (lambda p: False), here)
+        there = pool.split(planned, jobs, self.shares, here)
         self.store_summaries()
         out.update(pool.analyse_files(self, there, jobs))
         for p in todo:

@@ -69,18 +69,16 @@ def guards_of(words, shortest: int = 6) -> dict:
     characters or more, another word whole included) with another word: the longest such
     part (a long part is rarely in a text: its one search often saves several).  A word
     is absent from a text when its part is (the part is in the word)."""
-    words = sorted(set(words))
+    own = {w: {w[i:i + n] for n in range(shortest, len(w) + 1) for i in range(len(w) - n + 1)}
+           for w in sorted(set(words))}
     parts: dict = {}
-    for w in words:
-        for n in range(shortest, len(w) + 1):
-            for i in range(len(w) - n + 1):
-                parts.setdefault(w[i:i + n], set()).add(w)
+    for w, subs in own.items():
+        for part in subs:
+            parts.setdefault(part, set()).add(w)
     out = {}
-    for w in words:
+    for w, subs in own.items():
         # the parts holding ``w`` are its own substrings (a walk of those, not of every part)
-        mine = {w[i:i + n] for n in range(shortest, len(w) + 1) for i in range(len(w) - n + 1)}
-        best = max(((len(part), len(ws), part) for part in mine for ws in (parts[part],)
-                    if part != w and len(ws) > 1), default=None)
+        best = max(((len(p), len(parts[p]), p) for p in subs if p != w and len(parts[p]) > 1), default=None)
         if best is not None:
             out[w] = best[2]
     return out
