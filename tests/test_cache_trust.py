@@ -369,7 +369,7 @@ def test_the_store_key_covers_the_python_and_the_libcst_that_made_the_results(mo
     import sys
 
     from jaxinterop_lint import Config
-    from jaxinterop_lint.pipeline import run
+    from jaxinterop_lint.pipeline import runkey as run     # the store key's module
 
     stamp = run.parser_stamp()
     assert stamp[0] == list(sys.version_info[:2]) and stamp[1] is not None

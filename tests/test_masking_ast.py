@@ -17,7 +17,7 @@ import jaxinterop_lint.pipeline.masking as masking
 from conftest import ROOT, run_cli
 from test_masking import always_mask  # noqa: F401  (the fixture)
 from jaxinterop_lint import Config, lint_paths, lint_source
-from jaxinterop_lint.pipeline import run, statements
+from jaxinterop_lint.pipeline import analyses, statements
 from jaxinterop_lint.pipeline.analyse import PARSES, build_analysis, holds_no_finding
 from jaxinterop_lint.pipeline.plan import Words
 
@@ -32,7 +32,7 @@ MASKING = Words().masking
 def _never_mask(monkeypatch):
     """The whole-text analysis: no masking, and no file skipped for holding nothing."""
     monkeypatch.setattr(masking.Masker, "render", lambda self, callers_of=frozenset(), min_gain=0.0: None)
-    monkeypatch.setattr(run, "holds_no_finding", lambda text, sinks, callers=frozenset(): False)
+    monkeypatch.setattr(analyses, "holds_no_finding", lambda text, sinks, callers=frozenset(): False)
 
 
 def _findings(path):
@@ -392,14 +392,14 @@ def test_a_module_analysed_only_for_a_summary_is_parsed_whole(tmp_path, monkeypa
         "import torch\nfrom pkg.a import make\n\n" + filler +
         "def f(x, m):\n    return torch.from_dlpack(make(x, m))\n")
     seen = {}
-    real = run.build_analysis
+    real = analyses.build_analysis
 
     def spy(text, path, config, project=None, sinks=None, callers=frozenset(), whole=False):
         ma = real(text, path, config, project, sinks, callers, whole)
         seen[path.rsplit("/", 1)[-1]] = (sinks is not None, ma.parsed_text == text)
         return ma
 
-    monkeypatch.setattr(run, "build_analysis", spy)
+    monkeypatch.setattr(analyses, "build_analysis", spy)
     result = lint_paths([str(tmp_path)], Config(), use_cache=False)
     assert [(f.path.rsplit("/", 1)[-1], f.code) for f in result.findings] == [("b.py", "JXI002")]
     assert seen["a.py"] == (False, True) and seen["b.py"] == (True, False)

@@ -149,9 +149,9 @@ def test_a_sink_name_on_another_library_is_no_consumer():
 def test_a_result_stored_with_the_plans_epoch_is_planned_again_when_a_far_file_changes(tmp_path, monkeypatch):
     """A decision that read much of the project is stored with the plan's epoch (every
     file the plan read): a warm run reuses it, an edit two imports away plans it again."""
-    from jaxinterop_lint.pipeline import run
+    from jaxinterop_lint.pipeline import results_store
 
-    monkeypatch.setattr(run, "MAX_PLAN_DEPS", 0)      # every decision "reads much"
+    monkeypatch.setattr(results_store, "MAX_PLAN_DEPS", 0)      # every decision "reads much"
     files = {"pkg/base.py": "def helper(x):\n    return x\n",
              "pkg/mid.py": "from pkg.base import helper\n\ndef mid(x):\n    return helper(x)\n",
              "pkg/late.py": "import torch\nfrom pkg.mid import mid\n\ndef f(x):\n    return torch.from_dlpack(mid(x))\n"}

@@ -11,6 +11,8 @@ the ``import-linter`` contracts in ``pyproject.toml``):
    :mod:`.pool`      stages 4-5 for many files, in this process or in worker processes
 6. :mod:`.select`    the rule selection and ``noqa``: what is reported
 7. :mod:`.run`       the session of one project that drives the stages
+   (:mod:`.session`; its parts: :mod:`.analyses`, :mod:`.contexts`, :mod:`.results_store`;
+   the store key: :mod:`.runkey`)
 
 Below all of them: :mod:`.store` (the cache, plain data; its per-user key and MAC:
 :mod:`.storekey`), :mod:`.results` (the records and

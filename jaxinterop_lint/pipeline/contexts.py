@@ -1,0 +1,149 @@
+"""Calling contexts across modules (PLAN.md decision 1), the part of a :class:`~.session.Session`
+that decides them.
+
+A reported file that calls an exporting function of another reported file it imports gives it
+a calling context instead of a finding at the call.  Before a reported file with exporting
+functions is judged, its reported importers that can pass it a multi-device value are analysed
+(:meth:`ContextsMixin.feed_contexts`, from the plan's reverse import graph ``plan.importers``
+and :class:`~.demand.Demand`), so its sink-line findings are complete whatever the order; such a
+file is planned even when no JAX code reaches it.  The contexts every file was judged with
+are stored once per run (:meth:`ContextsMixin.contexts_epoch`), so a warm run where nothing the
+plan read changed checks them without the import graph.  A result records the callers whose
+contexts it judged (``ctx_in``: they and what their analyses used are dependencies) and the
+callee files whose reported state decided where its own exports are reported (``ctx_out``);
+:meth:`~.session.Session.cached` judges the file again when either no longer holds.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+
+def _names(taken) -> Optional[frozenset]:
+    """The top-level names among ``taken`` (names taken from a module by imports), or None
+    when the module itself or ``*`` is taken: every name may be asked for then."""
+    return None if None in taken or "*" in taken else frozenset(taken)
+
+
+class ContextsMixin:
+    """The calling contexts of a :class:`~.session.Session` (a mixin: it reads the session's
+    ``plan``, ``demand``, ``project``, ``index``, ``config``, ``store``, ``reader`` and the
+    context attributes its ``__init__`` sets)."""
+
+    def know_importers(self, under: Optional[list] = None) -> None:
+        """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
+        once: those of :meth:`lint`, or for a front end that sees one file at a time the
+        files under its paths (flake8's: ``plan.reported_under``; ``under``: those files,
+        absolute, when the caller discovered them already)."""
+        if self._graph_known or self.index is None:
+            return
+        self._graph_known = True
+        files = self._reported_files
+        if files is None and under is not None:
+            files = list(under)
+            for p in files:
+                self.index.add_file(p)
+        if files is None:
+            from .discover import discover
+
+            files = []
+            for p in discover(self.plan.reported_under, extend_exclude=self.config.extend_exclude,
+                              respect_gitignore=self.config.respect_gitignore):
+                files.append(os.path.abspath(p))
+                self.index.add_file(files[-1])
+        for p in files:
+            self.plan.targets(p)
+
+    def imports_from(self, caller: str, callee: str) -> bool:
+        """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a
+        caller gives calling contexts only then: :meth:`context_callers` finds it)."""
+        self.plan.targets(caller)
+        return (caller in self.plan.importers.get(callee, {}) and self.plan.reach(caller)
+                and self.demand.gives(caller, callee))
+
+    def context_callers(self, path: str) -> list:
+        """The reported files (sorted) that JAX code reaches and that take names from the
+        reported file ``path``, when it has exporting functions: the callers that may give it
+        calling contexts (a class taken may have an exporting method: every name counts).
+        PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
+        takers = self.context_takers(path)
+        if not takers:
+            return []
+        taken = self.plan.importers.get(path, {})
+        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers)))):
+            return []
+        return takers
+
+    def context_takers(self, path: str) -> list:
+        """The part of :meth:`context_callers` read from the text (no analysis): the
+        reported importers of ``path`` (a reported file naming a consumer, or taking names
+        from one: :meth:`Demand.relays`) that JAX code
+        reaches and that can pass a multi-device value to a name they take from it
+        (:meth:`Demand.gives`), sorted."""
+        self._ctx_decided.add(path)
+        if self.index is None or not self.plan.is_reported(path) or not self.demand.relays(path):
+            return []
+        plan = self.plan
+        if all(r == path for r in plan.reported) and all(r == path for r in plan.reported_under):
+            return []       # the only file reported (the editor's flake8): no importer to read
+        self.know_importers()
+        return sorted(a for a in plan.importers.get(path, {})
+                      if a != path and plan.is_reported(a) and plan.reach(a) and self.demand.gives(a, path))
+
+    def feed_contexts(self, path: str) -> list:
+        """Analyse the :meth:`context_callers` of ``path`` (a real analysis each, every
+        function of it), so that the calling contexts they give ``path`` are known before it
+        is judged; returns them."""
+        callers = self.context_callers(path)
+        for a in callers:
+            self.project.analysis_of_path(a, fresh=True)
+        return callers
+
+    def context_fields(self, path: str) -> dict:
+        """``ctx_in`` / ``ctx_out`` of the result of ``path`` (see the module docstring)."""
+        out = {}
+        if self._fed.get(path):
+            out["ctx_in"] = list(self._fed[path])
+        ma = self._project.by_path.get(path) if self._project is not None else None
+        callees = getattr(ma, "context_callees", None)
+        if callees:
+            out["ctx_out"] = sorted([c, r] for c, r in callees.items())
+        return out
+
+    def contexts_hold(self, path: str, data: dict) -> bool:
+        """Whether the context fields of the stored result of ``path`` still hold: its
+        callers are the files it judged contexts of (``ctx_in``: a caller that became
+        reported or stopped being, or that now takes an exporting function, judges it
+        again), and each callee still has the reported state it had (``ctx_out``)."""
+        if not all(self.plan.is_reported(c) == bool(r) for c, r in data.get("ctx_out", ())):
+            return False
+        epoch = self.contexts_epoch()
+        if epoch is not None:
+            return list(data.get("ctx_in", ())) == list(epoch.get(path, ()))
+        return list(data.get("ctx_in", ())) == self.context_callers(path)
+
+    def contexts_epoch(self) -> Optional[dict]:
+        """``{file: ctx_in}`` that the last :meth:`lint` over the same reported files decided,
+        when nothing its plan read changed since (:func:`~.demand.stored_contexts`); None
+        when there is none, or for a session that sees one file at a time.  Checked once."""
+        if not self._ctx_checked:
+            self._ctx_checked = True
+            if self._reported_files is not None:
+                from .demand import stored_contexts
+
+                self._ctx_epoch = stored_contexts(self.store, self.reader, self._reported_files)
+        return self._ctx_epoch
+
+    def _store_contexts_epoch(self, out: dict) -> None:
+        """Record the contexts decided by this :meth:`lint` (``out``: its raw results, whose
+        ``ctx_in`` are the decisions; :func:`~.demand.store_contexts`); nothing when the
+        stored ones held (nothing changed) or when a text was given (not what is on disk)."""
+        files = self._reported_files
+        if self.store.folder is None or files is None or self._ctx_epoch is not None or self.plan.texts:
+            return
+        for p in files:
+            if p not in self._ctx_decided:   # judged by a worker: what the decision reads, here
+                self.context_takers(p)
+        from .demand import store_contexts
+
+        store_contexts(self.store, self.reader, self.plan, files, out)
