@@ -39,12 +39,16 @@ class Project:
     instead of a finding at the call (PLAN decision 1, across modules), when ``linked(caller,
     callee)`` (the plan's: the caller is among the callee's importers, so the pipeline
     analyses it before it judges the callee).
+    ``exporters(path)`` (the plan's :meth:`~jaxinterop_lint.pipeline.exporters.ExportScope.can_export`)
+    gives a test of the functions of ``path`` by name that is False only for those that
+    cannot export a parameter: :meth:`exporting_of` and :meth:`exporting_tops` analyse only
+    the others (None, or no ``exporters``: every function).
     ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
     """
 
     def __init__(self, index, engine_analyse, load_summary: Optional[Callable] = None,
                  gate: Optional[Callable] = None, reported: Optional[Callable] = None,
-                 linked: Optional[Callable] = None):
+                 linked: Optional[Callable] = None, exporters: Optional[Callable] = None):
         self.index = index
         self.root = index.root
         self._analyse = engine_analyse
@@ -52,6 +56,8 @@ class Project:
         self.gate = gate
         self.reported = reported or (lambda path: False)
         self.linked = linked or (lambda caller, callee: True)
+        self.exporters = exporters
+        self._export_tests: dict = {}   # file -> the test of exporters(file)
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
@@ -288,8 +294,27 @@ class Project:
         """Short names of the functions and methods of file ``path`` that export a parameter
         through a sink (its analysis is run, or loaded from the cache, first); ``want``: only
         those the top-level names ``want`` need (:meth:`analysis_of_path`)."""
-        ma = self.analysis_of_path(path, full=True, want=want)
+        ma = self.exports_known(path, want)
         return ma.exporting_names() if ma is not None else frozenset()
+
+    def exports_known(self, path: str, want: Optional[frozenset] = None):
+        """The analysis of ``path`` (:meth:`analysis_of_path` with ``want``) with every
+        function that can export a parameter analysed: all of them without
+        :attr:`exporters`, else those its test passes (issue 16: what the others export is
+        known without analysing them, nothing)."""
+        if self.exporters is None:
+            return self.analysis_of_path(path, full=True, want=want)
+        ma = self.analysis_of_path(path, full=False, want=want)
+        key = os.path.abspath(path)
+        if ma is None or is_frozen(ma) or key in self.complete or key in self.running:
+            return ma
+        if key not in self._export_tests:
+            self._export_tests[key] = self.exporters(key)
+        test = self._export_tests[key]
+        ma.analyse_functions(test)
+        if test is None:
+            self.complete.add(key)
+        return ma
 
     def exporting_tops(self, path: str, want: Optional[frozenset] = None) -> Optional[frozenset]:
         """Top-level names (functions, classes) of file ``path`` that hold a function or
@@ -297,7 +322,7 @@ class Project:
         function around it: it may be handed out); its analysis is run first.  None when
         that is not known: only a cached summary (it keeps short names), or an exporting
         lambda (no name of its own).  ``want`` as for :meth:`exporting_of`."""
-        ma = self.analysis_of_path(path, full=True, want=want)
+        ma = self.exports_known(path, want)
         if ma is None:
             return frozenset()
         if is_frozen(ma):

@@ -202,6 +202,19 @@ class Session:
         """The word lists of the configuration (built on first use: a cached result needs none)."""
         return self.plan.words
 
+    filter_exports = True       # scripts/export_filter_check.py compares with False
+
+    @property
+    def export_scope(self):
+        """Which functions of a module can export (:class:`~.exporters.ExportScope`), for the
+        project's :meth:`~..analysis.project.Project.exporting_tops`; None when
+        :attr:`filter_exports` is off (every function of such a module is analysed)."""
+        if not self.filter_exports or self.index is None:
+            return None
+        from .exporters import ExportScope
+
+        return ExportScope(self.index, self._text, self.words.sinks)
+
     @property
     def project(self):
         """The project's analyses (made on first use: a warm run never needs them)."""
@@ -209,7 +222,8 @@ class Session:
             from ..analysis.project import Project
 
             self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
-                                    reported=self.plan.is_reported, linked=self.imports_from)
+                                    reported=self.plan.is_reported, linked=self.imports_from,
+                                    exporters=self.export_scope.can_export if self.export_scope is not None else None)
             self._project.analysed_paths = self.analysed
         return self._project
 
