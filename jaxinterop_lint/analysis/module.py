@@ -94,15 +94,11 @@ class ModuleAnalysis:
             self.globals.clear()
             self.globals.update(walker.env)
 
-    def analyse_functions(self, only=None) -> "ModuleAnalysis":
-        """Analyse every function not analysed yet (on demand by a caller); with ``only``
-        (a test of a function's name) only those it passes, and the functions they analyse
-        on the way (nested ones registered meanwhile are tested too).  Returns self."""
+    def analyse_functions(self) -> "ModuleAnalysis":
+        """Analyse every function not analysed yet (on demand by a caller).  Returns self."""
         i = 0
         while i < len(self.functions):
-            rec = self.functions[i]
-            if only is None or rec.state == "new" and only(rec.name):
-                self.summary(rec)
+            self.summary(self.functions[i])
             i += 1
         return self
 

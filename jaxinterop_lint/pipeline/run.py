@@ -169,6 +169,7 @@ class Session:
         self._ctx_checked = False
         self._ctx_decided: set = set()  # files whose context callers this process decided
         self._warm = None               # the store of the warm record (:mod:`.warm`), on first use
+        self._consumer_defs = None
 
     @property
     def plan(self):
@@ -202,18 +203,21 @@ class Session:
         """The word lists of the configuration (built on first use: a cached result needs none)."""
         return self.plan.words
 
-    filter_exports = True       # scripts/export_filter_check.py compares with False
+    decide_early = True     # scripts/export_filter_check.py compares with False
 
     @property
-    def export_scope(self):
-        """Which functions of a module can export (:class:`~.exporters.ExportScope`), for the
-        project's :meth:`~..analysis.project.Project.exporting_tops`; None when
-        :attr:`filter_exports` is off (every function of such a module is analysed)."""
-        if not self.filter_exports or self.index is None:
+    def consumer_defs(self):
+        """The functions of a module whose own text uses a consumer
+        (:class:`~.exporters.ConsumerDefs`), made on first use; None when
+        :attr:`decide_early` is off (a question about a module's exporting functions then
+        analyses them all)."""
+        if not self.decide_early:
             return None
-        from .exporters import ExportScope
+        if self._consumer_defs is None:
+            from .exporters import ConsumerDefs
 
-        return ExportScope(self.index, self._text, self.words.sinks)
+            self._consumer_defs = ConsumerDefs(self._text, self.words.sinks, self.index.package_of)
+        return self._consumer_defs
 
     @property
     def project(self):
@@ -223,7 +227,7 @@ class Session:
 
             self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
                                     reported=self.plan.is_reported, linked=self.imports_from,
-                                    exporters=self.export_scope.can_export if self.export_scope is not None else None)
+                                    exporters=self.consumer_defs)
             self._project.analysed_paths = self.analysed
         return self._project
 
@@ -322,8 +326,11 @@ class Session:
                 taken.setdefault(t, set()).add(k)
         for t, ks in sorted(taken.items()):
             if self.demand.can_pass(path, t, frozenset(ks)):
-                tops = self.project.exporting_tops(t, _names(ks)) if self.project is not None else None
-                if tops is None or self.demand.hands_out(t, ks, tops):
+                def enough(tops, t=t, ks=ks):
+                    return tops is None or self.demand.hands_out(t, ks, tops)
+
+                tops = self.project.exporting_tops(t, _names(ks), enough) if self.project is not None else None
+                if enough(tops):
                     return True
         return False
 
@@ -368,7 +375,7 @@ class Session:
         if not takers:
             return []
         taken = self.plan.importers.get(path, {})
-        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers)))):
+        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers))), bool):
             return []
         return takers
 
