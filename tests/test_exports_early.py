@@ -9,7 +9,6 @@ from test_partial import _project
 from jaxinterop_lint import Config
 from jaxinterop_lint.pipeline import run
 from jaxinterop_lint.pipeline.exporters import ConsumerDefs
-from jaxinterop_lint.pipeline.words import build
 
 METHODS = "".join(f"    def m{i}(self, a):\n        return helper(a) + {i}\n\n" for i in range(20))
 
@@ -82,7 +81,8 @@ def _session(root, early=True):
 
 def test_consumer_defs_names_functions_as_the_analysis_does(tmp_path):
     root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/env.py": MANY, "pkg/util.py": UTIL})
-    defs = ConsumerDefs(lambda p: (root / p).read_text(), build(), lambda p: "pkg")
+    defs = _session(root).consumer_defs
+    assert isinstance(defs, ConsumerDefs)
     assert defs(str(root / "pkg" / "env.py")) == {"Env.to_torch"}
     assert defs(str(root / "pkg" / "util.py")) == frozenset()
     nested = root / "pkg" / "nested.py"
@@ -90,6 +90,7 @@ def test_consumer_defs_names_functions_as_the_analysis_does(tmp_path):
                       "    return inner(a)\n\nclass C:\n    def m(self):\n        class D:\n"
                       "            def n(self, z):\n                return torch.from_dlpack(z)\n")
     assert defs(str(nested)) == {"outer", "outer.inner", "C.m", "D.n"}
+    assert defs(str(nested), frozenset({"C"})) == {"C.m", "D.n"}     # under the names asked only
 
 
 def test_a_class_of_many_methods_is_decided_by_the_one_that_exports(tmp_path):

@@ -39,8 +39,9 @@ class Project:
     instead of a finding at the call (PLAN decision 1, across modules), when ``linked(caller,
     callee)`` (the plan's: the caller is among the callee's importers, so the pipeline
     analyses it before it judges the callee).
-    ``exporters(path)`` (the plan's :class:`~jaxinterop_lint.pipeline.exporters.ConsumerDefs`)
-    names the functions of ``path`` whose own text uses a consumer (None: unknown): a
+    ``exporters(path, tops)`` (the plan's :class:`~jaxinterop_lint.pipeline.exporters.ConsumerDefs`)
+    names the functions of ``path`` (under the top-level names ``tops``, None: all) whose
+    own text uses a consumer (None: unknown): a
     question about a module's exporting functions analyses those first
     (:meth:`exports_known`).
     ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
@@ -327,7 +328,7 @@ class Project:
         try:
             if enough(result(ma)):
                 return ma
-            first = self.exporters(key)
+            first = self.exporters(key, want)
             if first:
                 i = 0
                 while i < len(ma.functions):

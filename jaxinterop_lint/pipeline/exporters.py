@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from typing import Callable, Optional
 
+from .plan import _TOP_DEF
 from .scan import consumer, plain_lines, taken_names
 from .statements import parse
 
@@ -36,53 +38,69 @@ class ConsumerDefs:
     the built-in sinks and the configuration's extra ones), ``package_of(path)`` the package
     relative imports start from."""
 
-    def __init__(self, text_of: Callable[[str], str], sinks, package_of: Callable[[str], str]):
+    def __init__(self, text_of: Callable[[str], str], sinks, imports_of: Callable[[str], list]):
         self.text_of = text_of
         self.sinks = sinks
-        self.package_of = package_of
+        self.imports_of = imports_of
         self._known: dict = {}
 
-    def __call__(self, path: str) -> Optional[frozenset]:
-        """The names (as the analysis gives them) of the functions of ``path`` whose text,
-        decorators included, uses a consumer; None when the file cannot be read."""
-        key = os.path.abspath(path)
+    def __call__(self, path: str, tops: Optional[frozenset] = None) -> Optional[frozenset]:
+        """The names (as the analysis gives them) of the functions of ``path`` whose text
+        uses a consumer, in the top-level ``def``/``class`` statements of the names ``tops``
+        (None: all); None when the file cannot be read.  ``imports_of(path)`` gives the
+        file's imports as the plan's facts hold them (``[(module, [(name, alias)] or
+        None)]``), as :meth:`~.plan.Plan.consumer_defs` reads them."""
+        key = (os.path.abspath(path), tops)
         if key not in self._known:
             try:
-                self._known[key] = self._read(key)
+                self._known[key] = self._read(key[0], tops)
             except Exception:  # unreadable, or a text ast cannot take: no order to give
                 self._known[key] = None
         return self._known[key]
 
-    def _read(self, path: str) -> Optional[frozenset]:
+    def _read(self, path: str, tops: Optional[frozenset]) -> Optional[frozenset]:
         text = plain_lines(self.text_of(path))
-        tree = parse(text)
-        if tree is None:
-            return None
-        roots, taken = set(), []
-        package = self.package_of(path)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                roots.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                module = _absolute(node.module, node.level, package)
-                if module:
-                    roots.add(module.split(".")[0])
-                    taken.append((module, [(a.name, a.asname) for a in node.names]))
-        taken_set = taken_names(taken)
         if not self.sinks.wants(text):
             return frozenset()
-        lines = text.split("\n")
+        imports = list(self.imports_of(path) or ())
+        roots = {m.split(".")[0] for m, _ in imports}
+        taken = taken_names(imports)
         out = set()
-        for name, node in _defs(tree):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if consumer("\n".join(lines[first - 1:node.end_lineno]), self.sinks, roots, taken_set):
-                out.add(name)
+        # the top-level units as the plan cuts them (consumer_defs); only those of ``tops``
+        # that use a consumer are read with ``ast``, each alone
+        starts = [(m.start(), m.group(1)) for m in _TOP_DEF.finditer(text)]
+        for i, (begin, name) in enumerate(starts):
+            if tops is not None and name not in tops:
+                continue
+            piece = text[begin:starts[i + 1][0] if i + 1 < len(starts) else len(text)]
+            if not consumer(piece, self.sinks, roots, taken):
+                continue
+            tree = _parse_unit(piece)
+            if tree is None:
+                continue
+            lines = piece.split("\n")
+            for qual, node in _defs(tree.body):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                if consumer("\n".join(lines[first - 1:node.end_lineno]), self.sinks, roots, taken):
+                    out.add(qual)
         return frozenset(out)
 
 
-def _defs(tree):
-    """``(name, node)`` of every ``def`` of ``tree``, named as the analysis names it."""
-    todo = [(n, None, None) for n in tree.body]
+def _parse_unit(piece: str):
+    """A top-level ``def``/``class`` cut from a text up to the next one, parsed (the
+    decorators of the next one, at its end, cut off); None when ast cannot read it."""
+    tree = parse(piece)
+    if tree is None:
+        cut = re.search(r"\n@[^\n]*(?:\n[\s\S]*)?\Z", piece)
+        if cut is not None:
+            tree = parse(piece[:cut.start() + 1])
+    return tree
+
+
+def _defs(body):
+    """``(name, node)`` of every ``def`` in the statements ``body`` (of a module), named as
+    the analysis names it."""
+    todo = [(n, None, None) for n in body]
     while todo:
         node, outer, cls = todo.pop()
         if isinstance(node, _DEFS):
@@ -96,15 +114,3 @@ def _defs(tree):
                 todo.extend((c, outer, cls) for c in getattr(node, field, ()) or ())
             for case in getattr(node, "cases", ()) or ():
                 todo.extend((c, outer, cls) for c in case.body)
-
-
-def _absolute(module: Optional[str], level: int, package: str) -> Optional[str]:
-    if not level:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[:len(parts) - (level - 1)]
-    if module:
-        base = base + [module]
-    return ".".join(base) if base else None

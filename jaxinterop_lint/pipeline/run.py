@@ -216,7 +216,8 @@ class Session:
         if self._consumer_defs is None:
             from .exporters import ConsumerDefs
 
-            self._consumer_defs = ConsumerDefs(self._text, self.words.sinks, self.index.package_of)
+            self._consumer_defs = ConsumerDefs(self._text, self.words.sinks,
+                                               lambda p: (self.plan.facts(p) or {}).get("imports", ()))
         return self._consumer_defs
 
     @property
