@@ -35,7 +35,7 @@ run.Session.decide_early = early
 asked, recheck = [], []
 orig_tops, orig_of = pr.Project.exporting_tops, pr.Project.exporting_of
 
-def record(kind, self, path, want, enough, answer, ma_before_complete):
+def record(kind, self, path, want, enough, answer):
     decided = bool(enough(answer)) if enough is not None else None
     asked.append([kind, os.path.relpath(path, ROOT), sorted(want) if want else None, decided])
     if early and enough is not None and os.path.abspath(path) not in self.complete:
@@ -43,12 +43,12 @@ def record(kind, self, path, want, enough, answer, ma_before_complete):
 
 def tops(self, path, want=None, enough=None):
     r = orig_tops(self, path, want, enough)
-    record("tops", self, path, want, enough, r, None)
+    record("tops", self, path, want, enough, r)
     return r
 
 def of(self, path, want=None, enough=None):
     r = orig_of(self, path, want, enough)
-    record("of", self, path, want, enough, r, None)
+    record("of", self, path, want, enough, r)
     return r
 
 pr.Project.exporting_tops, pr.Project.exporting_of = tops, of
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
               f"{'equal' if not on['mismatch'] else 'DIFFERS ' + json.dumps(on['mismatch'])}, "
               f"findings {n} {'equal' if same_f else 'DIFFER'}")
         if not same_q:
-            for a, b in zip(on["asked"], off["asked"]):
+            for a, b in zip(on["asked"], off["asked"], strict=False):
                 if a != b:
                     print(f"  first difference: early {a} / whole {b}")
                     break
