@@ -248,3 +248,37 @@ def test_a_helper_handing_a_parameter_to_a_consumer_of_another_module_is_judged_
         ("relay_bridge.py", 9, "JXI002"), ("relay_bridge.py", 17, "JXI002")]
     alone = lint_paths([str(root / "relay_bridge.py")], Config(), project_root=str(root), use_cache=False)
     assert alone.findings == []
+
+
+QUIET_CONVERT = '''\
+import numpy as np
+import torch
+
+
+def to_torch(v):
+    n = len(v)
+    return torch.from_dlpack(np.zeros(n))
+'''
+
+
+def test_a_relay_taking_nothing_that_exports_is_never_analysed_and_an_edit_that_exports_judges_it(tmp_path):
+    """A module naming neither JAX nor a consumer relays an export only when a name it takes
+    from a consumer's module holds an exporting function (Session.relays_an_export): that
+    module is asked first, and without one the relay's own functions are never analysed for
+    the question.  The answer depends on the consumer's module: an edit of it that makes the
+    name export judges the relay again with its callers, as a run without cache does."""
+    root = tmp_path
+    for name in ("relay_bridge.py", "relay_chain_main.py"):
+        (root / name).write_text((RELAY / name).read_text())
+    (root / "relay_convert.py").write_text(QUIET_CONVERT)
+    (root / "pyproject.toml").write_text("")
+    bridge = str(root / "relay_bridge.py")
+    PARSES.clear()
+    quiet = lint_paths([str(root)], Config(), project_root=str(root), use_cache=True)
+    assert quiet.findings == [] and bridge not in PARSES
+    (root / "relay_convert.py").write_text((RELAY / "relay_convert.py").read_text())
+    cached = lint_paths([str(root)], Config(), project_root=str(root), use_cache=True)
+    fresh = lint_paths([str(root)], Config(), project_root=str(root), use_cache=False)
+    got = sorted((os.path.basename(f.path), f.line, f.code) for f in cached.findings)
+    assert got == sorted((os.path.basename(f.path), f.line, f.code) for f in fresh.findings) == [
+        ("relay_bridge.py", 9, "JXI002"), ("relay_bridge.py", 17, "JXI002")]

@@ -39,12 +39,17 @@ class Project:
     instead of a finding at the call (PLAN decision 1, across modules), when ``linked(caller,
     callee)`` (the plan's: the caller is among the callee's importers, so the pipeline
     analyses it before it judges the callee).
+    ``exporters(path, tops)`` (the plan's :class:`~jaxinterop_lint.pipeline.exporters.ConsumerDefs`)
+    names the functions of ``path`` (under the top-level names ``tops``, None: all) whose
+    own text uses a consumer (None: unknown): a
+    question about a module's exporting functions analyses those first
+    (:meth:`exports_known`).
     ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
     """
 
     def __init__(self, index, engine_analyse, load_summary: Optional[Callable] = None,
                  gate: Optional[Callable] = None, reported: Optional[Callable] = None,
-                 linked: Optional[Callable] = None):
+                 linked: Optional[Callable] = None, exporters: Optional[Callable] = None):
         self.index = index
         self.root = index.root
         self._analyse = engine_analyse
@@ -52,6 +57,7 @@ class Project:
         self.gate = gate
         self.reported = reported or (lambda path: False)
         self.linked = linked or (lambda caller, callee: True)
+        self.exporters = exporters
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
@@ -284,31 +290,65 @@ class Project:
             return value
         return None
 
-    def exporting_of(self, path: str, want: Optional[frozenset] = None) -> frozenset:
+    def exporting_of(self, path: str, want: Optional[frozenset] = None,
+                     enough: Optional[Callable] = None) -> frozenset:
         """Short names of the functions and methods of file ``path`` that export a parameter
         through a sink (its analysis is run, or loaded from the cache, first); ``want``: only
-        those the top-level names ``want`` need (:meth:`analysis_of_path`)."""
-        ma = self.analysis_of_path(path, full=True, want=want)
+        those the top-level names ``want`` need (:meth:`analysis_of_path`).  ``enough``: a
+        test of such a set that decides the caller's question (see :meth:`exports_known`)."""
+        ma = self.exports_known(path, want, lambda m: m.exporting_names(), enough)
         return ma.exporting_names() if ma is not None else frozenset()
 
-    def exporting_tops(self, path: str, want: Optional[frozenset] = None) -> Optional[frozenset]:
+    def exporting_tops(self, path: str, want: Optional[frozenset] = None,
+                       enough: Optional[Callable] = None) -> Optional[frozenset]:
         """Top-level names (functions, classes) of file ``path`` that hold a function or
         method exporting a parameter through a sink (a nested function counts for the
         function around it: it may be handed out); its analysis is run first.  None when
         that is not known: only a cached summary (it keeps short names), or an exporting
-        lambda (no name of its own).  ``want`` as for :meth:`exporting_of`."""
-        ma = self.analysis_of_path(path, full=True, want=want)
-        if ma is None:
-            return frozenset()
-        if is_frozen(ma):
+        lambda (no name of its own).  ``want`` and ``enough`` as for :meth:`exporting_of`."""
+        ma = self.exports_known(path, want, _tops, enough)
+        return frozenset() if ma is None else _tops(ma)
+
+    def exports_known(self, path: str, want: Optional[frozenset], result: Callable,
+                      enough: Optional[Callable] = None):
+        """The analysis of ``path`` (:meth:`analysis_of_path` with ``want``) with its
+        functions analysed far enough to answer a question about its exporting functions:
+        every one, or, with ``enough`` (a test of ``result(analysis)`` that is monotone: what
+        it accepts it accepts with more exporting functions) and :attr:`exporters`, first
+        those whose own text uses a consumer, stopping as soon as ``enough`` accepts (issue
+        16: a class of many methods is decided by the one that exports).  The answer
+        ``enough`` gives is the one it would give on the whole analysis; the result may
+        hold fewer functions then.  None or a frozen summary as :meth:`analysis_of_path`."""
+        if enough is None or self.exporters is None:
+            return self.analysis_of_path(path, full=True, want=want)
+        ma = self.analysis_of_path(path, full=False, want=want)
+        key = os.path.abspath(path)
+        if ma is None or is_frozen(ma) or key in self.complete or key in self.running:
+            return ma
+        try:
+            if enough(result(ma)):
+                return ma
+            first = self.exporters(key, want)
+            if first:
+                i = 0
+                while i < len(ma.functions):
+                    rec = ma.functions[i]
+                    i += 1
+                    if rec.state == "new" and rec.name in first:
+                        summary = ma.summary(rec)
+                        if summary.exports and enough(result(ma)):
+                            return ma
+            ma.analyse_functions()
+            self.complete.add(key)
+        except Exception:  # too deep, or a bug of ours: as analysis_of_path, no summary
+            if os.environ.get("JAXINTEROP_LINT_DEBUG"):
+                raise
+            self.by_path[key] = None
+            name = self.module_name(key)
+            if name is not None:
+                self.modules[name] = None
             return None
-        out = set()
-        for r in ma.functions:
-            if r.summary is not None and r.summary.exports:
-                if r.name == "<lambda>":
-                    return None
-                out.add(r.name.split(".", 1)[0])
-        return frozenset(out)
+        return ma
 
     def exporting_names(self) -> frozenset:
         """Names of the project functions and methods analysed so far that export a
@@ -318,3 +358,16 @@ class Project:
             if ma is not None:
                 out.update(ma.exporting_names())
         return frozenset(out)
+
+
+def _tops(ma) -> Optional[frozenset]:
+    """:meth:`Project.exporting_tops` of the analysis ``ma`` as far as it has run."""
+    if is_frozen(ma):
+        return None
+    out = set()
+    for r in ma.functions:
+        if r.summary is not None and r.summary.exports:
+            if r.name == "<lambda>":
+                return None
+            out.add(r.name.split(".", 1)[0])
+    return frozenset(out)

@@ -128,6 +128,8 @@ class AnalysesMixin:
 
     def _judged(self, path: str):
         self._fed[path] = self.feed_contexts(path)
+        if path in self._only_contexts and not self.contexts_given(path):
+            return [], []       # issue 16: planned for its callers' contexts, and none gave one
         made = self._project is not None and self._project.by_path.get(os.path.abspath(path)) is not None
         if not made and holds_no_finding(self._text(path), self.words.masking, self.callers(path)):
             return [], []       # issue 16: nothing a finding stands at; no libcst parse for it

@@ -67,12 +67,32 @@ class ContextsMixin:
         calling contexts (a class taken may have an exporting method: every name counts).
         PyTorch code that no JAX code reaches gives none, so it is still never parsed."""
         takers = self.context_takers(path)
-        if not takers:
+        if not takers or not self.relays_an_export(path):
             return []
         taken = self.plan.importers.get(path, {})
-        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers)))):
+        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers))), bool):
             return []
         return takers
+
+    def relays_an_export(self, path: str) -> bool:
+        """For a file naming no consumer (a relay by :meth:`Demand.relays`: it takes names
+        from modules that name one), whether one of the names it takes from such a module
+        holds an exporting function (the analysis of those modules, stopping at the first:
+        ``Project.exporting_of``); True for a file naming a consumer.  Without one, no
+        function of ``path`` can export in one step, and its own functions are never
+        analysed for the question (issue 16: keras' ``models/model.py`` takes its
+        ``Trainer`` base class from the PyTorch backend, and proving that none of its
+        methods exports analysed ``Model`` and 69 modules).  The modules asked are
+        dependencies of the result of ``path`` (:meth:`lint` stores it with them)."""
+        f = self.plan.facts(path)
+        if f is None or f["sink"]:
+            return True
+        by_target: dict = {}
+        for t, k in self.plan.targets(path):
+            if t != path and (self.plan.facts(t) or {}).get("sink"):
+                by_target.setdefault(t, set()).add(k)
+        self._relay_asked[path] = sorted(by_target)
+        return any(self.project.exporting_of(t, _names(ks), bool) for t, ks in sorted(by_target.items()))
 
     def context_takers(self, path: str) -> list:
         """The part of :meth:`context_callers` read from the text (no analysis): the
@@ -98,6 +118,14 @@ class ContextsMixin:
         for a in callers:
             self.project.analysis_of_path(a, fresh=True)
         return callers
+
+    def contexts_given(self, path: str) -> bool:
+        """Whether an analysed caller gave the file ``path`` a calling context: a
+        multi-device value passed to one of its exports (``Project.add_context``).  A file
+        planned only for such contexts (neither :meth:`Plan.direct` nor a candidate that
+        hands a name over) has no finding without one."""
+        table = self._project.contexts_into(path) if self._project is not None else None
+        return table is not None and any(table.entries.values())
 
     def context_fields(self, path: str) -> dict:
         """``ctx_in`` / ``ctx_out`` of the result of ``path`` (see the module docstring)."""

@@ -60,6 +60,9 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         self._ctx_checked = False
         self._ctx_decided: set = set()  # files whose context callers this process decided
         self._warm = None               # the store of the warm record (:mod:`.warm`), on first use
+        self._consumer_defs = None
+        self._only_contexts: set = set()    # files of a lint() planned for their callers' contexts alone
+        self._relay_asked: dict = {}    # relay file -> the modules asked whether it relays an export
 
     @property
     def plan(self):
@@ -93,6 +96,23 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         """The word lists of the configuration (built on first use: a cached result needs none)."""
         return self.plan.words
 
+    decide_early = True     # scripts/export_filter_check.py compares with False
+
+    @property
+    def consumer_defs(self):
+        """The functions of a module whose own text uses a consumer
+        (:class:`~.exporters.ConsumerDefs`), made on first use; None when
+        :attr:`decide_early` is off (a question about a module's exporting functions then
+        analyses them all)."""
+        if not self.decide_early:
+            return None
+        if self._consumer_defs is None:
+            from .exporters import ConsumerDefs
+
+            self._consumer_defs = ConsumerDefs(self._text, self.words.sinks,
+                                               lambda p: (self.plan.facts(p) or {}).get("imports", ()))
+        return self._consumer_defs
+
     @property
     def project(self):
         """The project's analyses (made on first use: a warm run never needs them)."""
@@ -100,7 +120,8 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
             from ..analysis.project import Project
 
             self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
-                                    reported=self.plan.is_reported, linked=self.imports_from)
+                                    reported=self.plan.is_reported, linked=self.imports_from,
+                                    exporters=self.consumer_defs)
             self._project.analysed_paths = self.analysed
         return self._project
 
@@ -118,8 +139,11 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
                 taken.setdefault(t, set()).add(k)
         for t, ks in sorted(taken.items()):
             if self.demand.can_pass(path, t, frozenset(ks)):
-                tops = self.project.exporting_tops(t, _names(ks)) if self.project is not None else None
-                if tops is None or self.demand.hands_out(t, ks, tops):
+                def enough(tops, t=t, ks=ks):
+                    return tops is None or self.demand.hands_out(t, ks, tops)
+
+                tops = self.project.exporting_tops(t, _names(ks), enough) if self.project is not None else None
+                if enough(tops):
                     return True
         return False
 
@@ -187,7 +211,9 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         planned = direct + chosen
         # A reported file with exporting functions and reported importers: judged with their
         # calling contexts (its callers are analysed first: feed_contexts).
-        planned += [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
+        only_contexts = [p for p in todo if p not in chosen_set and p not in chosen and self.context_callers(p)]
+        self._only_contexts = set(only_contexts)
+        planned += only_contexts
 
         def here(p):
             out[p] = pool.lint_one(self, p)
@@ -203,7 +229,7 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
                     continue
                 out[p] = self.not_analysed()
                 if self.reader.digest(p) is not None:
-                    self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())])
+                    self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())] + self._relay_asked.get(p, []))
         self.store_summaries()
         self._store_epoch()
         self._store_contexts_epoch(out)
