@@ -27,11 +27,7 @@ def analyse_function(ma, rec) -> Summary:
         if (rec.ffi_shift is not None and i > rec.ffi_shift) or ma.ffi.is_buffer_annotation(ann):
             env[name] = Value(kind=V.FFI_BUFFER)
             continue
-        annotated = False
-        if ann is not None:
-            a = walker.eval(ann)
-            annotated = a.kind == V.QNAME and a.qname in apis.ARRAY_ANNOTATIONS
-        env[name] = V.param(i, name, annotated)
+        env[name] = V.param(i, name, ann is not None and names_array(walker, ann))
     node = rec.node
     if isinstance(node, cst.Lambda):
         walker.returns.append(walker.eval(node.body))
@@ -49,6 +45,41 @@ def analyse_function(ma, rec) -> Summary:
     return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
                    donates=walker.donated_params,
                    yields=yields, fields=fields)
+
+
+_UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})
+_ANNOTATED = frozenset({"typing.Annotated", "typing_extensions.Annotated"})
+
+
+def names_array(walker, ann, depth: int = 0) -> bool:
+    """Whether the annotation expression ``ann`` (a libcst expression of the function's
+    module, evaluated by ``walker``) names a JAX array type (``apis.ARRAY_ANNOTATIONS``):
+    itself, or as a member of ``Optional[...]`` / ``Union[...]`` / ``X | None``, the type of
+    ``Annotated[X, ...]``, or inside a string annotation (PEP 563 / PEP 604 forms:
+    ``"jax.Array | None"``).  A string that is not an expression names none."""
+    if depth > 4:
+        return False
+    if isinstance(ann, (cst.SimpleString, cst.ConcatenatedString)):
+        text = ann.evaluated_value
+        if not isinstance(text, str):
+            return False
+        try:
+            inner = cst.parse_expression(text.strip())
+        except Exception:  # not an expression: names no type the analysis knows
+            return False
+        return names_array(walker, inner, depth + 1)
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        return names_array(walker, ann.left, depth + 1) or names_array(walker, ann.right, depth + 1)
+    if isinstance(ann, cst.Subscript):
+        base = walker.eval(ann.value)
+        if base.kind != V.QNAME or base.qname not in _UNIONS | _ANNOTATED:
+            return False
+        members = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+        if base.qname in _ANNOTATED:
+            members = members[:1]
+        return any(names_array(walker, m, depth + 1) for m in members)
+    a = walker.eval(ann)
+    return a.kind == V.QNAME and a.qname in apis.ARRAY_ANNOTATIONS
 
 
 def _exports(events) -> tuple:

@@ -76,6 +76,12 @@ class UncheckedArrayParameterExport(Rule):
         "import jax\ndef ptr(x: jax.Array) -> int:\n    return x.unsafe_buffer_pointer()\n",
         "import jax as J, numpy as np\ndef f(x: J.Array):\n    y = x * 2\n    return np.from_dlpack(y)\n",
         "import jax, torch\ndef f(x: jax.Array):\n    if x.is_fully_replicated:\n        return torch.from_dlpack(x)\n",
+        "import jax, torch\nfrom typing import Optional\ndef f(x: Optional[jax.Array]):\n    return torch.from_dlpack(x)\n",
+        "import jax, torch\ndef f(x: 'jax.Array | None'):\n    return torch.from_dlpack(x)\n",
+        "import typing, jax, torch\ndef f(x: typing.Union[None, jax.Array]):\n    return torch.from_dlpack(x)\n",
+        "import jax, torch\ndef f(x: jax.Array | None):\n    return torch.from_dlpack(x)\n",
+        "import jax, torch\nfrom typing import Annotated\ndef f(x: Annotated[jax.Array, 'batch']):\n"
+        "    return torch.from_dlpack(x)\n",
     )
     VALID = (
         "import jax, torch\ndef to_torch(x: jax.Array):\n    if len(x.devices()) != 1:\n"
@@ -85,6 +91,10 @@ class UncheckedArrayParameterExport(Rule):
         "import jax, torch\ndef to_torch(x: torch.Tensor):\n    return torch.from_dlpack(x)\n",
         "import jax, torch\ndef to_torch(x: jax.Array):\n    if len(x.devices()) == 1:\n        return torch.from_dlpack(x)\n",
         "import jax, torch, numpy as np\ndef to_torch(x: jax.Array):\n    return torch.from_numpy(np.asarray(x))\n",
+        "import jax, torch\nfrom typing import Optional\ndef f(x: Optional[torch.Tensor]):\n    return torch.from_dlpack(x)\n",
+        "import jax, torch\ndef f(x: 'not an expression ('):\n    return torch.from_dlpack(x)\n",
+        "import jax, torch\nfrom typing import Annotated\ndef f(x: Annotated[torch.Tensor, jax.Array]):\n"
+        "    return torch.from_dlpack(x)\n",
     )
 
     def check(self, event, ctx: RuleContext) -> Optional[Finding]:
