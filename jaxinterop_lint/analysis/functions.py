@@ -21,6 +21,9 @@ def analyse_function(ma, rec) -> Summary:
     walker = Walker(ma, rec, env, rec.closure, rec.name)
     for i, name in enumerate(rec.params):
         ann = rec.annotations[i]
+        if i == 0 and rec.cls is not None and getattr(rec, "is_classmethod", False):
+            env[name] = Value(kind=V.CLASS, cls=rec.cls)
+            continue
         if i == 0 and rec.cls is not None:
             env[name] = Value(kind=V.INSTANCE, cls=rec.cls, deps=frozenset({(0, ())}), ref=(0, ()))
             continue
@@ -31,7 +34,7 @@ def analyse_function(ma, rec) -> Summary:
         if ann is not None:
             a = walker.eval(ann)
             annotated = a.kind == V.QNAME and a.qname in apis.ARRAY_ANNOTATIONS
-        env[name] = V.param(i, name, annotated)
+        env[name[2:] if name.startswith("**") else name] = V.param(i, name, annotated)
     node = rec.node
     if isinstance(node, cst.Lambda):
         walker.returns.append(walker.eval(node.body))
