@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from ..knowledge import apis
+from . import parts as P
 from . import placements
 from . import values as V
 from .events import FfiCopyEvent, RemovedEvent
@@ -89,6 +90,12 @@ class CallMixin(FactsMixin):
             return V.SAFE_VALUE
         if kind == V.CLASS:
             return self.construct(node, f.cls, pos, kw)
+        if kind == V.INSTANCE and f.cls is not None:
+            call = f.cls.methods.get("__call__")
+            if call is not None and call.kind == V.FUNC and call.func is not None:
+                # ``obj(x)`` is ``type(obj).__call__(obj, x)``: the method bound to ``obj``
+                receiver = (f, getattr(node, "func", None))
+                return self.apply(node, V.evolve(call, func=replace(call.func, bound=(receiver,))), pos, kw)
         return V.UNKNOWN_VALUE
 
     def opened_on_demand(self, f: Value, pos: list, kw: dict) -> Optional[Value]:
@@ -195,6 +202,8 @@ class CallMixin(FactsMixin):
                 return V.as_array(first[0])
             return self.computed([v for v, _ in args])
         target = where[0]
+        if target.structured and target.kind != V.INSTANCE and (target.parts or target.elements is not None):
+            return self.placed_tree(node, qn, target, first)
         if target.deps and target.multi is None:
             return self.placed_by_parameter(node, qn, target)
         if target.kind == V.SHARDING:
@@ -204,6 +213,19 @@ class CallMixin(FactsMixin):
         if target.kind in (V.DEVICE,):
             return V.SAFE_VALUE
         return V.UNKNOWN_VALUE
+
+    def placed_tree(self, node, qn: str, target: Value, first: Optional[Arg]) -> Value:
+        """``jax.device_put(tree, shardings)`` with a pytree of placements (a tree prefix of
+        ``tree``): each part is put by the placement at the same key or position (jax 0.10.2,
+        jax/_src/api.py ``device_put``: ``device_flat = flatten_axes("device_put device",
+        treedef, device)``, then one ``device_put_p`` per leaf and its placement)."""
+        source = first[0] if first is not None else V.UNKNOWN_VALUE
+        if target.elements is not None:
+            elements = tuple(self.placed(node, qn, (t, None), (P.read(source, V.item_key(i)), None))
+                             for i, t in enumerate(target.elements))
+            return P.build(elements, None, None, container=target.container)
+        parts = tuple((k, self.placed(node, qn, (t, None), (P.read(source, k), None))) for k, t in target.parts)
+        return P.build(None, parts, None, container=target.container or "dict")
 
     def call_sink(self, node, qn: str, sink, pos: list, kw: dict) -> Value:
         """A call of an interop consumer."""
@@ -242,9 +264,15 @@ class CallMixin(FactsMixin):
         return V.FOREIGN_VALUE
 
     def tree_map(self, node, qn: str, fn: Arg, trees: list) -> Value:
-        """``jax.tree.map(f, *trees)`` / ``map(f, *xs)``: ``f`` is applied to the leaves."""
+        """``jax.tree.map(f, *trees)`` / ``map(f, *xs)``: ``f`` is applied to the leaves
+        (``jax.tree_util.tree_map_with_path(f, tree)``: to a key path and the leaves)."""
         fval = fn[0]
         leaves = [(self.element_of(v) if qn == "builtins.map" else V.as_array(v), n) for v, n in trees]
+        before = [(V.SAFE_VALUE, None)] * apis.TREE_MAPS.get(qn, 0)   # the key path of map_with_path
+        if before:
+            if fval.kind in (V.FUNC, V.QNAME):
+                return self.computed([self.apply(node, fval, before + leaves, {})])
+            return V.UNKNOWN_VALUE
         if fval.kind == V.QNAME and fval.qname in self.ma.kb.call_sinks:
             sink = self.ma.kb.call_sinks[fval.qname]
             for v, n in leaves:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from . import parts as P
 from . import values as V
 from .imports import dotted
 
 _ALIASES = "_donation_aliases"
+_HELD = "_donation_held"
 
 
 def _current(walker, key: str):
@@ -81,9 +83,55 @@ def _aliases_of(walker, key: str) -> list:
     return sorted(found)
 
 
+def note_held(walker, container: str, name: str) -> None:
+    """After ``container.append(name)``: the list holds the object ``name`` holds now, so a
+    donation of ``name`` while it still holds it deletes that element too (jax 0.10.2, 8 CPU
+    devices: ``snapshots.append(state); state = step(state)`` then
+    ``np.from_dlpack(snapshots[0])`` raises ``RuntimeError: Array has been deleted``)."""
+    if walker.env is None or name not in walker.env:
+        return
+    walker.__dict__.setdefault(_HELD, {}).setdefault(name, []).append((container, walker.env[name]))
+
+
+def _mark_held(walker, key: str, current, call_node) -> None:
+    """Mark the elements of the containers that hold ``key``'s object ``current`` donated:
+    the element that is that very object, or (appended at a position the analysis does not
+    know) the container's unknown element."""
+    donated = V.evolve(current, donated=call_node)
+    for container, obj in walker.__dict__.get(_HELD, {}).get(key, ()):
+        if obj is not current:
+            continue
+        value = walker.read_key(container)
+        if value.elements is not None and any(e is obj for e in value.elements):
+            value = P.rebuild(value, tuple(donated if e is obj else e for e in value.elements), value.parts, value.rest)
+        else:
+            value = P.with_rest(value, donated)
+        walker.write_key(container, value)
+
+
+def _donate_entry(walker, arg_node, call_node) -> None:
+    """``step(st["w"])``: the entry of ``st`` at that constant key is donated."""
+    from .expr import constant_key
+
+    if len(arg_node.slice) != 1 or not isinstance(arg_node.slice[0].slice, cst.Index):
+        return
+    key, k = dotted(arg_node.value), constant_key(arg_node.slice[0].slice.value)
+    if key is None or k is None:
+        return
+    container = walker.read_key(key)
+    current = P.read(container, k)
+    if current.kind == V.FOREIGN or not (container.structured or container.deps):
+        return
+    walker.write_key(key, P.with_part(container, k, V.evolve(current, donated=call_node)))
+
+
 def donate(walker, arg_node, call_node) -> None:
-    """Mark the variable passed as ``arg_node`` (and its aliases) as donated to ``call_node``,
-    unless it holds a host value (NumPy, torch ...: JAX donates its own copy)."""
+    """Mark the variable passed as ``arg_node`` (and its aliases, the list elements that hold
+    it, or for ``st["w"]`` that entry) as donated to ``call_node``, unless it holds a host
+    value (NumPy, torch ...: JAX donates its own copy)."""
+    if isinstance(arg_node, cst.Subscript) and walker.env is not None:
+        _donate_entry(walker, arg_node, call_node)
+        return
     key = dotted(arg_node) if arg_node is not None else None
     if key is None or walker.env is None:
         return
@@ -91,6 +139,7 @@ def donate(walker, arg_node, call_node) -> None:
     if current.kind == V.FOREIGN:
         return
     others = _aliases_of(walker, key)
+    _mark_held(walker, key, current, call_node)
     walker.write_key(key, V.evolve(current, donated=call_node))
     if current.deps and walker.rec is not None:
         walker.donated_params |= frozenset(p for p, _ in current.deps)

@@ -107,6 +107,8 @@ class ExprMixin:
             method = recv.cls.methods.get(attr)
             if method is None:
                 method = recv.cls.statics.get(attr)
+            if method is not None and _classmethod(method):
+                return V.evolve(method, func=replace(method.func, bound=((recv, node.value if isinstance(node, cst.Attribute) else None),)))
             return method if method is not None else V.UNKNOWN_VALUE
         if kind == V.ARRAY and not recv.structured:
             special = P.array_attribute(recv, attr)
@@ -131,6 +133,8 @@ class ExprMixin:
                 return V.UNKNOWN_VALUE
             rec = method.func.local
             receiver = (recv, node.value if isinstance(node, cst.Attribute) else None)
+            if _classmethod(method):
+                receiver = (Value(kind=V.CLASS, cls=cls), None)
             if rec is not None and getattr(rec, "is_property", False):
                 summary = rec.owner.summary(rec)
                 if summary.ret is None:
@@ -362,3 +366,9 @@ _DISPATCH = {
     cst.Ellipsis: ExprMixin.e_constant,
     cst.FormattedString: ExprMixin.e_fstring,
 }
+
+
+def _classmethod(method: Value) -> bool:
+    """Whether ``method`` (a value a class binds) is a ``@classmethod`` of this project."""
+    fi = method.func if method.kind == V.FUNC else None
+    return fi is not None and fi.local is not None and getattr(fi.local, "is_classmethod", False)

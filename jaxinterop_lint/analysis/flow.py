@@ -347,6 +347,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
                 continue
             if d.kind == V.QNAME and d.qname in _TRANSPARENT_DECORATORS:
                 rec.is_property = d.qname in _PROPERTIES
+                rec.is_classmethod = rec.is_classmethod or d.qname == "builtins.classmethod"
                 continue
             if d.kind == V.QNAME:
                 out = self.library_call(dec, d.qname, [(value, None)], {})

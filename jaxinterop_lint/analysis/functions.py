@@ -21,13 +21,17 @@ def analyse_function(ma, rec) -> Summary:
     walker = Walker(ma, rec, env, rec.closure, rec.name)
     for i, name in enumerate(rec.params):
         ann = rec.annotations[i]
+        if i == 0 and rec.cls is not None and getattr(rec, "is_classmethod", False):
+            env[name] = Value(kind=V.CLASS, cls=rec.cls)
+            continue
         if i == 0 and rec.cls is not None:
             env[name] = Value(kind=V.INSTANCE, cls=rec.cls, deps=frozenset({(0, ())}), ref=(0, ()))
             continue
         if (rec.ffi_shift is not None and i > rec.ffi_shift) or ma.ffi.is_buffer_annotation(ann):
             env[name] = Value(kind=V.FFI_BUFFER)
             continue
-        env[name] = V.param(i, name, ann is not None and names_array(walker, ann))
+        annotated = ann is not None and names_array(walker, ann)
+        env[name[2:] if name.startswith("**") else name] = V.param(i, name, annotated)
     node = rec.node
     if isinstance(node, cst.Lambda):
         walker.returns.append(walker.eval(node.body))

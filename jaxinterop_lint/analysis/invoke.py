@@ -24,6 +24,49 @@ def catches_name(names, raised: str) -> bool:
     return any(name in bases for name in names)
 
 
+def bind_keywords(params: list, bind: dict, kw: dict) -> dict:
+    """``bind`` (parameter index -> Arg, the positional arguments) with the keyword
+    arguments ``kw`` bound to the parameters ``params`` names; when the last is ``**kw``
+    (spelled so by :func:`~.records.function_record`), it is bound to a dict of the keyword
+    arguments no named parameter takes (``kw["x"]`` is the argument ``x=``), and takes no
+    positional argument."""
+    star = len(params) - 1 if params and params[-1].startswith("**") else None
+    if star is not None:
+        bind.pop(star, None)
+    rest = {}
+    for name, arg in kw.items():
+        if name in params:
+            bind[params.index(name)] = arg
+        else:
+            rest[name] = arg
+    if star is not None:
+        bind[star] = (P.build(None, tuple((V.item_key(k), v) for k, (v, _) in rest.items()), None,
+                              container="dict"), None)
+    return bind
+
+
+def read_argument(rec, index: int, arg: tuple, path) -> Value:
+    """The part at ``path`` of the argument ``arg`` bound to parameter ``index`` of ``rec``.
+    For a ``**kw`` parameter an entry of a key no keyword argument gave is absent (a
+    ``KeyError``, or ``kw.get``'s default): not the join of the others."""
+    params = getattr(rec, "params", ())
+    if path and index < len(params) and params[index].startswith("**") and path[0].startswith("[") \
+            and path[0] != V.ITEM and arg[0].structured and not any(k == path[0] for k, _ in arg[0].parts or ()):
+        return V.SAFE_VALUE
+    return P.read_path(arg[0], path)
+
+
+def keyword_node(call, arg: tuple, path):
+    """The expression an Arg stands for in messages: its node, or for the dict bound to a
+    ``**kw`` parameter (no node), the keyword argument ``path`` starts with."""
+    if arg[1] is not None or not path or not hasattr(call, "args"):
+        return arg[1]
+    for a in call.args:
+        if a.keyword is not None and V.item_key(a.keyword.value) == path[0]:
+            return a.value
+    return call
+
+
 class InvokeMixin:
     """Evaluate ``recv.method(...)`` and calls of local functions."""
 
@@ -102,9 +145,7 @@ class InvokeMixin:
         rec = fi.local
         bind = dict(enumerate(args))
         if rec is not None:
-            for name, arg in kw.items():
-                if name in rec.params:
-                    bind[rec.params.index(name)] = arg
+            return rec, bind_keywords(rec.params, bind, kw)
         return rec, bind
 
     def func_call(self, node, fi: FuncInfo, pos: list, kw: dict) -> Value:
@@ -166,7 +207,8 @@ class InvokeMixin:
         arg = bind.get(effect.param)
         if arg is None:
             return
-        value = P.read_path(arg[0], effect.path)
+        value = read_argument(rec, effect.param, arg, effect.path)
+        arg = (arg[0], keyword_node(node, arg, effect.path))
         inner = effect.event
         if rec.owner is not self.ma or getattr(rec, "node", None) is None:
             if not self.context_across(node, rec, arg, value, effect, index):
@@ -230,7 +272,7 @@ class InvokeMixin:
         name = getattr(rec, "name", "?")
         if ret.ref is not None:
             arg = bind.get(ret.ref[0])
-            base = P.read_path(arg[0], ret.ref[1]) if arg is not None else V.UNKNOWN_VALUE
+            base = read_argument(rec, ret.ref[0], arg, ret.ref[1]) if arg is not None else V.UNKNOWN_VALUE
             if base.multi is not None:
                 base = V.evolve(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
             for k, p in ret.parts or ():
@@ -249,7 +291,7 @@ class InvokeMixin:
             arg = bind.get(p)
             if arg is None:
                 continue
-            v = V.as_array(P.read_path(arg[0], path))
+            v = V.as_array(read_argument(rec, p, arg, path))
             if v.multi is not None:
                 v = V.evolve(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
             out = V.join(out, v)
@@ -276,7 +318,7 @@ class InvokeMixin:
         arg = bind.get(p)
         if arg is None:
             return None
-        target = P.read_path(arg[0], path)
+        target = read_argument(rec, p, arg, path)
         if target.kind == V.SHARDING:
             owner = getattr(rec, "owner", None)
             local = owner is self.ma and where is not None

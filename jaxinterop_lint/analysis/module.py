@@ -236,13 +236,19 @@ class ModuleAnalysis:
         return cls.writers
 
     def class_attribute(self, cls: ClassRecord, attr: str) -> Optional[Value]:
-        """The value methods of ``cls`` store in ``self.<attr>`` (analysing the writers first),
-        joined with the class attribute of that name."""
-        for writer in self.class_writers(cls).get(attr, ()):
-            writer.owner.summary(writer)
+        """The value methods of ``cls`` store in ``self.<attr>`` (analysing the writers first;
+        those inherited from a base class store on the base's record), joined with the
+        class attribute of that name."""
         from .values import join
 
-        return join(cls.statics.get(attr), cls.attrs.get(attr))
+        out = join(cls.statics.get(attr), cls.attrs.get(attr))
+        for writer in self.class_writers(cls).get(attr, ()):
+            writer.owner.summary(writer)
+            owner = getattr(writer, "cls", None)
+            if owner is not None and owner is not cls:
+                # a method inherited from a base class (``setup()``) stores on the base's record
+                out = join(out, owner.attrs.get(attr))
+        return join(out, cls.attrs.get(attr))
 
     def is_removed_attribute_receiver(self, value: Value) -> bool:
         """Whether ``value.device_buffer`` is a removed-API use: not on known non-JAX objects,

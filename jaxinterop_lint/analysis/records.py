@@ -58,7 +58,8 @@ class FunctionRecord:
     """A ``def`` or ``lambda`` of this module, with its closure and analysis state.
 
     ``params`` are the positional-or-keyword parameter names in order (``self`` included for
-    methods); ``annotations`` their annotation nodes; ``closure`` the mapping names are looked
+    methods), then ``*args``' name, the keyword-only ones and ``**kw``'s spelled ``"**kw"``;
+    ``annotations`` their annotation nodes; ``closure`` the mapping names are looked
     up in when not local; ``ffi_shift`` the number of leading parameters before the FFI
     context when the function is a ``buffer_callback`` callback (None otherwise).
     """
@@ -76,6 +77,7 @@ class FunctionRecord:
     events: dict = field(default_factory=dict)
     recursive: bool = False
     is_property: bool = False
+    is_classmethod: bool = False   # its first parameter is the class (``@classmethod``)
 
 
 def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
@@ -91,5 +93,10 @@ def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
     plist = plist + star + list(params_node.kwonly_params)
     names = [p.name.value for p in plist]
     annotations = [p.annotation.annotation if p.annotation is not None else None for p in plist]
+    if isinstance(params_node.star_kwarg, cst.Param):
+        # ``**kw`` comes last, spelled with its stars: a call binds it to the dict of the
+        # keyword arguments no named parameter takes (:meth:`~.invoke.InvokeMixin.bind_args`).
+        names.append("**" + params_node.star_kwarg.name.value)
+        annotations.append(None)
     return FunctionRecord(node=node, name=name, params=names, annotations=annotations,
                           closure=closure, cls=cls)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+import libcst as cst
+
 from ..knowledge import structures as S
+from . import donation
 from . import parts as P
 from . import values as V
 from .imports import dotted
@@ -242,6 +245,8 @@ class StructureMixin:
             target = dotted(node.func.value)
             if target is not None:
                 self.write_key(target, new)
+                if op == "append" and pos and isinstance(pos[0][1], cst.Name):
+                    donation.note_held(self, target, pos[0][1].value)   # JXI008 of an element
             return result
         if op in ("get", "pop"):
             found = P.read(recv, key) if key is not None else (

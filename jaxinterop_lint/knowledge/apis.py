@@ -85,8 +85,15 @@ ATTRIBUTE_SINKS: dict[str, Sink] = {
 KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
 KERNEL_LAUNCH_SINK = Sink(CAI, "BufferError", arg=-1)
 
-# Higher-order functions whose function argument is applied to the leaves of the others.
-TREE_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "builtins.map"})
+# Higher-order functions whose function argument is applied to the leaves of the others:
+# name -> how many arguments come before the leaves in each call of the function.  The
+# ``*_with_path`` maps call ``f(key_path, *leaves)`` (jax 0.10.2, jax/_src/tree_util.py
+# ``tree_map_with_path``: ``treedef.unflatten(f(*xs) for xs in zip(*all_keypath_leaves))``,
+# the key path first); ``jax.tree.map_with_path`` is its alias (jax/_src/tree.py).
+TREE_MAPS: dict[str, int] = {
+    "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "builtins.map": 0,
+    "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
+}
 
 # Wrappers whose calls make functions that return multi-device values (section 5).
 # value: the keyword arguments that must be present for it to count (empty: always).
