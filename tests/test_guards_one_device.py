@@ -131,3 +131,37 @@ def test_a_false_guard_is_still_reported_under_a_process_guard():
                 return torch.from_dlpack(x)
             return None
         """)})
+
+
+@pytest.mark.parametrize("mesh", [
+    'Mesh(np.array(jax.devices()[:4]), ("data",))',    # part of the devices: size 1 says nothing
+    'Mesh(np.array(jax.local_devices()), ("data",))',  # this process's devices only
+    'jax.make_mesh((jax.local_device_count(),), ("data",))',
+])
+def test_the_size_of_a_mesh_of_part_of_the_devices_guards_nothing(mesh):
+    assert codes(f"""\
+        def f():
+            mesh = {mesh}
+            x = jax.device_put(jnp.ones((8, 4)), S)
+            if mesh.size > 1:
+                x = jax.device_put(x, jax.devices()[0])
+            return torch.from_dlpack(x)
+        """) == [(6, "JXI002")]
+
+
+@pytest.mark.parametrize("mesh", [
+    'Mesh(np.array(jax.devices()), ("data",))',
+    'Mesh(jax.devices(), ("data",))',
+    'Mesh(np.array(jax.devices()).reshape(2, -1), ("a", "b"))',
+    'jax.make_mesh((jax.device_count(),), ("data",))',
+    'jax.make_mesh((len(jax.devices()),), ("data",))',
+])
+def test_the_size_of_a_mesh_of_every_device_is_a_process_guard(mesh):
+    assert codes(f"""\
+        def f():
+            mesh = {mesh}
+            x = jax.device_put(jnp.ones((8, 4)), S)
+            if mesh.size > 1:
+                x = jax.device_put(x, jax.devices()[0])
+            return torch.from_dlpack(x)
+        """) == []

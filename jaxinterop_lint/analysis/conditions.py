@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..knowledge import apis
+from . import placements
 from . import values as V
 from .imports import dotted
 
@@ -34,8 +35,12 @@ _FLIP = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
          cst.Equal: cst.Equal, cst.NotEqual: cst.NotEqual}
 
 
-def _count_subject(walker, node):
+def count_subject(walker, node):
     """The key whose device count ``node`` measures, ALL for the process, or None."""
+    if isinstance(node, cst.Attribute) and node.attr.value in apis.MESH_SIZE_ATTRIBUTES:
+        holder = walker.eval(node.value)
+        if placements.every(holder):
+            return ALL
     if isinstance(node, cst.Call):
         callee = walker.eval(node.func)
         if callee.kind == V.QNAME and callee.qname in apis.GLOBAL_DEVICE_COUNTS:
@@ -98,9 +103,9 @@ def refinements(walker, test) -> tuple[dict, dict]:
         comp = test.comparisons[0]
         op = type(comp.operator)
         left, right = test.left, comp.comparator
-        key, number = _count_subject(walker, left), _int(right)
+        key, number = count_subject(walker, left), _int(right)
         if key is None:
-            key, number = _count_subject(walker, right), _int(left)
+            key, number = count_subject(walker, right), _int(left)
             op = _FLIP.get(op, op)
         if key is None or number is None:
             return {}, {}
@@ -192,7 +197,7 @@ def stored_test(walker, node, value, returned: bool = False):
         true, false = refinements(walker, node)
     finally:
         walker._tested = saved
-    count = _count_subject(walker, node) if kind is cst.Call or kind is cst.Attribute else None
+    count = count_subject(walker, node) if kind is cst.Call or kind is cst.Attribute else None
     if not true and not false and count is None:
         return value
 

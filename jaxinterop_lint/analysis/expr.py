@@ -105,7 +105,7 @@ class ExprMixin:
         if kind == V.INSTANCE:
             return self.instance_attribute(recv, attr, node)
         if kind == V.MESH and attr in apis.MESH_DEVICE_ATTRIBUTES:
-            return placements.device_list(recv.devices)
+            return placements.device_list(recv.devices, placements.every(recv))
         if kind == V.CLASS:
             method = recv.cls.methods.get(attr)
             if method is None:

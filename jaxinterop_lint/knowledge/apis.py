@@ -327,6 +327,12 @@ SHARD_LIST_ATTRIBUTES = frozenset({"addressable_shards", "global_shards"})
 # counts agree, which is why a run on 8 CPU devices cannot tell them apart.
 GLOBAL_DEVICE_COUNTS = frozenset({"jax.device_count"})
 GLOBAL_DEVICE_LISTS = frozenset({"jax.devices"})
+# ``MESH.size == 1`` / ``MESH.devices.size == 1``: ``Mesh.size`` is the product of its axis
+# sizes, ``mesh.devices`` its ``np.ndarray`` of devices (jax/_src/mesh.py, jax 0.10.2).  A
+# guard like ``jax.device_count() == 1`` when the mesh is known to hold every device of the
+# process (built on ``jax.devices()``, or ``jax.make_mesh((jax.device_count(),), ...)``);
+# a mesh of a known count needs no guard, one of an unknown part of the devices proves nothing.
+MESH_SIZE_ATTRIBUTES = frozenset({"size"})
 # Tests that do *not* guard (rule JXI006): a replicated array passes them and still spans
 # every device.  ``x.sharding.is_fully_replicated`` is the same property of the array's
 # sharding (jax/_src/array.py ArrayImpl.is_fully_replicated returns
