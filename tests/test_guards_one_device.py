@@ -133,30 +133,22 @@ def test_a_false_guard_is_still_reported_under_a_process_guard():
         """)})
 
 
-@pytest.mark.parametrize("mesh", [
+_PART = [
     'Mesh(np.array(jax.devices()[:4]), ("data",))',    # part of the devices: size 1 says nothing
     'Mesh(np.array(jax.local_devices()), ("data",))',  # this process's devices only
     'jax.make_mesh((jax.local_device_count(),), ("data",))',
-])
-def test_the_size_of_a_mesh_of_part_of_the_devices_guards_nothing(mesh):
-    assert codes(f"""\
-        def f():
-            mesh = {mesh}
-            x = jax.device_put(jnp.ones((8, 4)), S)
-            if mesh.size > 1:
-                x = jax.device_put(x, jax.devices()[0])
-            return torch.from_dlpack(x)
-        """) == [(6, "JXI002")]
-
-
-@pytest.mark.parametrize("mesh", [
+]
+_EVERY = [
     'Mesh(np.array(jax.devices()), ("data",))',
     'Mesh(jax.devices(), ("data",))',
     'Mesh(np.array(jax.devices()).reshape(2, -1), ("a", "b"))',
     'jax.make_mesh((jax.device_count(),), ("data",))',
     'jax.make_mesh((len(jax.devices()),), ("data",))',
-])
-def test_the_size_of_a_mesh_of_every_device_is_a_process_guard(mesh):
+]
+
+
+@pytest.mark.parametrize("mesh,found", [(m, [(6, "JXI002")]) for m in _PART] + [(m, []) for m in _EVERY])
+def test_the_size_of_a_mesh_guards_when_the_mesh_holds_every_device(mesh, found):
     assert codes(f"""\
         def f():
             mesh = {mesh}
@@ -164,4 +156,4 @@ def test_the_size_of_a_mesh_of_every_device_is_a_process_guard(mesh):
             if mesh.size > 1:
                 x = jax.device_put(x, jax.devices()[0])
             return torch.from_dlpack(x)
-        """) == []
+        """) == found
