@@ -163,7 +163,7 @@ class CallMixin(FactsMixin):
         if qn == "functools.partial" and first is not None:
             return self.partial(first[0], pos[1:], kw)
         if qn in apis.SOURCE_WRAPPERS or qn in apis.PROPAGATING_WRAPPERS:
-            return self.wrap(node, qn, first[0] if first else None, kw)
+            return self.wrap(node, qn, first[0] if first else None, kw, pos)
         if qn in apis.KERNEL_DECORATORS:
             if first is not None and first[0].kind == V.FUNC:
                 return Value(kind=V.KERNEL)
@@ -292,8 +292,9 @@ class CallMixin(FactsMixin):
             return Value(kind=V.FUNC, func=replace(fi, bound=fi.bound + tuple(v for v, _ in pos)))
         return V.UNKNOWN_VALUE
 
-    def wrap(self, node, qn: str, inner: Optional[Value], kw: dict) -> Value:
-        """``pjit(f, ...)``, ``jax.jit(f, ...)``, ``shard_map(f, ...)``, ``jax.pmap(f)``..."""
+    def wrap(self, node, qn: str, inner: Optional[Value], kw: dict, pos: tuple = ()) -> Value:
+        """``pjit(f, ...)``, ``jax.jit(f, ...)``, ``shard_map(f, ...)``, ``jax.pmap(f)``...
+        (no source on a one-device mesh or device list: :meth:`one_device_wrapper`)."""
         if inner is None:
             return Value(kind=V.FUNC, func=FuncInfo(partial_of=qn, kwargs=tuple(kw.items())))
         base = inner.func if inner.kind == V.FUNC else FuncInfo(qname=inner.qname if inner.kind == V.QNAME else None)
@@ -303,7 +304,7 @@ class CallMixin(FactsMixin):
             present = [k for k in required if k in kw and not _none_or_false(kw[k])]
             single_out = _single_placement(kw["out_shardings"]) if "out_shardings" in kw else \
                 bool(present) and all(_single_placement(kw[k]) for k in present)
-            if (not required or present) and not single_out:
+            if (not required or present) and not single_out and not self.one_device_wrapper(qn, pos, kw):
                 what = _WRAPPER_NAMES.get(qn, _short(qn)) + " function"
                 if present:
                     what = f"{what} with {'/'.join(sorted(present))}"
@@ -316,6 +317,21 @@ class CallMixin(FactsMixin):
         return Value(kind=V.FUNC, func=replace(
             base, source=source, propagate=base.propagate or qn in apis.PROPAGATING_WRAPPERS or source is not None,
             donate=donate, donate_names=donate_names, partial_of=None))
+
+
+    def one_device_wrapper(self, qn: str, pos, kw: dict) -> bool:
+        """Whether a source wrapper is told to run on one device (apis.WRAPPER_PLACEMENTS):
+        ``mesh=`` a mesh known to hold one device (for ``jax.shard_map`` with no mesh, the
+        one ``jax.set_mesh`` set), ``devices=`` a device list known to hold one."""
+        where = apis.WRAPPER_PLACEMENTS.get(qn)
+        if where is None:
+            return False
+        what, index, name = where
+        arg = pos[index] if 0 <= index < len(pos) else kw.get(name)
+        if what == "mesh":
+            value = arg[0] if arg is not None else self.mesh_context() if qn == "jax.shard_map" else None
+            return value is not None and value.kind == V.MESH and placements.single(value)
+        return arg is not None and placements.count(placements.device_shape(arg[0])) == 1
 
 
 def _single_placement(arg: Arg) -> bool:

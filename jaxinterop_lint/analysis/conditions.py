@@ -4,8 +4,11 @@
 ``len(x.addressable_shards) == 1``, ``len(x.global_shards) == 1`` and ``isinstance(x.sharding,
 SingleDeviceSharding)`` make ``x`` single-device where they hold (in ``if`` and ``assert``
 tests alike);
-``len(jax.devices()) == 1``, ``jax.device_count() == 1`` and ``jax.local_device_count() == 1``
-make every array single-device (jax-interop.md section 6).  ``x.is_fully_replicated`` and
+``len(jax.devices()) == 1`` and ``jax.device_count() == 1`` (no backend argument) make every
+array single-device (jax-interop.md section 6): the key :data:`ALL`, and the join after the
+``if`` takes the values of that branch as single-device (:func:`.env.join_env`).
+``jax.local_device_count()`` and ``len(jax.local_devices())`` count this process's devices
+only and guard nothing (apis.GLOBAL_DEVICE_COUNTS says why).  ``x.is_fully_replicated`` and
 ``x.is_fully_addressable`` prove nothing (section 1), nor do the same properties of its
 sharding (``x.sharding.is_fully_replicated``): they are remembered on ``x`` so that an
 export under them is reported as an ineffective guard (rule JXI006).
@@ -15,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..knowledge import apis
+from . import placements
 from . import values as V
 from .imports import dotted
 
@@ -31,22 +35,26 @@ _FLIP = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
          cst.Equal: cst.Equal, cst.NotEqual: cst.NotEqual}
 
 
-def _count_subject(walker, node):
+def count_subject(walker, node):
     """The key whose device count ``node`` measures, ALL for the process, or None."""
+    if isinstance(node, cst.Attribute) and node.attr.value in apis.MESH_SIZE_ATTRIBUTES:
+        holder = walker.eval(node.value)
+        if placements.every(holder):
+            return ALL
     if isinstance(node, cst.Call):
         callee = walker.eval(node.func)
         if callee.kind == V.QNAME and callee.qname in apis.GLOBAL_DEVICE_COUNTS:
-            return ALL
+            return ALL if not node.args else None
         if callee.kind == V.QNAME and callee.qname == "builtins.len" and len(node.args) == 1:
             arg = node.args[0].value
             if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute):
                 if arg.func.attr.value in apis.DEVICE_COUNT_METHODS:
                     inner = walker.eval(arg.func.value)
                     if inner.kind == V.QNAME and inner.qname.rsplit(".", 1)[-1] in ("jax",):
-                        return ALL
+                        return ALL if not arg.args else None
                     return dotted(arg.func.value)
                 target = walker.eval(arg.func)
-                if target.kind == V.QNAME and target.qname in apis.DEVICE_LISTS:
+                if target.kind == V.QNAME and target.qname in apis.GLOBAL_DEVICE_LISTS and not arg.args:
                     return ALL
             if isinstance(arg, cst.Attribute) and arg.attr.value in apis.DEVICE_SET_ATTRIBUTES:
                 return _sharding_owner(arg.value)
@@ -95,9 +103,9 @@ def refinements(walker, test) -> tuple[dict, dict]:
         comp = test.comparisons[0]
         op = type(comp.operator)
         left, right = test.left, comp.comparator
-        key, number = _count_subject(walker, left), _int(right)
+        key, number = count_subject(walker, left), _int(right)
         if key is None:
-            key, number = _count_subject(walker, right), _int(left)
+            key, number = count_subject(walker, right), _int(left)
             op = _FLIP.get(op, op)
         if key is None or number is None:
             return {}, {}
@@ -189,7 +197,7 @@ def stored_test(walker, node, value, returned: bool = False):
         true, false = refinements(walker, node)
     finally:
         walker._tested = saved
-    count = _count_subject(walker, node) if kind is cst.Call or kind is cst.Attribute else None
+    count = count_subject(walker, node) if kind is cst.Call or kind is cst.Attribute else None
     if not true and not false and count is None:
         return value
 

@@ -12,6 +12,9 @@ from . import parts as P
 from . import placements
 from . import values as V
 from . import versions
+from . import conditions
+from .conditions import ALL as SINGLE
+from .env import single_device
 from .events import RemovedEvent, SinkEvent
 from .values import Value
 
@@ -102,7 +105,7 @@ class ExprMixin:
         if kind == V.INSTANCE:
             return self.instance_attribute(recv, attr, node)
         if kind == V.MESH and attr in apis.MESH_DEVICE_ATTRIBUTES:
-            return placements.device_list(recv.devices)
+            return placements.device_list(recv.devices, placements.every(recv))
         if kind == V.CLASS:
             method = recv.cls.methods.get(attr)
             if method is None:
@@ -191,10 +194,32 @@ class ExprMixin:
         return self.computed(vals)
 
     def e_ifexp(self, node: cst.IfExp) -> Value:
-        self.eval(node.test)
+        """``a if test else b``: each branch is evaluated where ``test`` says it runs, with
+        the device-count refinements of the test (:mod:`.conditions`) and the version guards
+        (:mod:`.versions`); the value is the join, a branch in a one-device process giving
+        its value as it is there (:func:`.env.single_device`)."""
+        if self.env is None:
+            self.eval(node.test)
+            return V.UNKNOWN_VALUE
+        outer = self._tested
+        self._tested = (node.test, self.eval(node.test))
+        try:
+            true, false = conditions.refinements(self, node.test)
+        finally:
+            self._tested = outer
         may_true, may_false = versions.branches(self, node.test)   # version guards (analysis/versions.py)
-        joined = V.join(versions.under(self, may_true, lambda: self.eval(node.body)),
-                        versions.under(self, may_false, lambda: self.eval(node.orelse)))
+        saved = self.env
+        values = []
+        for refs, may, branch in ((true, may_true, node.body), (false, may_false, node.orelse)):
+            self.env = dict(saved) if refs else saved
+            self.refine(refs, node.test)
+            value = versions.under(self, may, lambda: self.eval(branch))
+            if value is not None and self.env is not None and self.env.get(SINGLE) is not None \
+                    and saved.get(SINGLE) is None:
+                value = single_device(value)
+            values.append(value)
+        self.env = saved   # the refinements hold in the branches only
+        joined = V.join(values[0], values[1])
         return joined if joined is not None else V.UNKNOWN_VALUE
 
     def computed(self, vals) -> Value:

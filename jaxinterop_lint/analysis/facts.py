@@ -16,7 +16,7 @@ from typing import Optional
 import libcst as cst
 
 from ..knowledge import apis
-from . import placements
+from . import conditions, placements
 from . import values as V
 from .events import FfiCopyEvent
 from .values import Origin, Value
@@ -128,11 +128,11 @@ class FactsMixin:
         """The value of a library call that a placement table describes, or None."""
         first = pos[0] if pos else None
         if qn in apis.DEVICE_LISTS:
-            return placements.device_list(placements.ANY_DEVICES)
+            return placements.device_list(placements.ANY_DEVICES, qn in apis.GLOBAL_DEVICE_LISTS and not pos and not kw)
         if qn in apis.DEVICE_ARRAY_CONVERTERS and first is not None:
             shape = placements.device_shape(first[0])
             if shape is not None:
-                return placements.device_list(shape)
+                return placements.device_list(shape, placements.every(first[0]))
             return None
         built = apis.MESH_SHAPE_CALLS.get(qn)
         if built is not None:
@@ -142,14 +142,17 @@ class FactsMixin:
                 arg = pos[i] if len(pos) > i else kw.get(name)
                 shapes.append(placements.literal_shape(arg[1]) if arg is not None and arg[1] is not None else None)
             shape = placements.combined(shapes)
+            whole = len(shapes) == 1 and self.counts_every_device(pos[indexes[0]] if len(pos) > indexes[0]
+                                                                  else kw.get(names[0]))
             if what == "mesh":
-                return Value(kind=V.MESH, devices=shape)
-            return placements.device_list(shape)
+                return Value(kind=V.MESH, devices=shape, desc=placements.EVERY if whole else None)
+            return placements.device_list(shape, whole)
         mesh_ctor = apis.MESH_CONSTRUCTORS.get(qn)
         if mesh_ctor is not None:
             index, name = mesh_ctor
             arg = pos[index] if len(pos) > index else kw.get(name)
-            return Value(kind=V.MESH, devices=placements.device_shape(arg[0]) if arg is not None else None)
+            return Value(kind=V.MESH, devices=placements.device_shape(arg[0]) if arg is not None else None,
+                         desc=placements.EVERY if arg is not None and placements.every(arg[0]) else None)
         on_mesh = apis.MESH_SHARDINGS.get(qn)
         if on_mesh is not None:
             index, name = on_mesh
@@ -182,6 +185,15 @@ class FactsMixin:
         if qn == apis.GETATTR and len(pos) >= 2 and isinstance(pos[1][1], cst.SimpleString):
             return self.named_attribute(node, pos[0], pos[1][1].evaluated_value, default=len(pos) > 2)
         return None
+
+    def counts_every_device(self, arg) -> bool:
+        """Whether a mesh-shape argument is ``(jax.device_count(),)`` or ``(len(jax.devices()),)``:
+        one dimension holding every device of the process (``jax.make_mesh`` takes the devices
+        of ``jax.devices()``, jax/_src/sharding_impls.py make_mesh, jax 0.10.2)."""
+        node = arg[1] if arg is not None else None
+        if not isinstance(node, (cst.Tuple, cst.List)) or len(node.elements) != 1:
+            return False
+        return conditions.count_subject(self, node.elements[0].value) == conditions.ALL
 
     # -- getattr with a constant name ------------------------------------------------------
     def constant_getattr(self, expr) -> Optional[tuple]:
@@ -239,7 +251,8 @@ class FactsMixin:
         if kind == V.FUNC and attr in apis.COMPILE_STAGES:
             return recv
         if kind == V.DEVICE_LIST and attr in apis.DEVICE_ARRAY_METHODS:
-            return placements.method_result(recv.devices, apis.DEVICE_ARRAY_METHODS[attr], [n for _, n in pos])
+            return placements.method_result(recv.devices, apis.DEVICE_ARRAY_METHODS[attr], [n for _, n in pos],
+                                            placements.every(recv))
         if kind == V.FFI_BUFFER:
             return self.ffi_method(node, attr, pos, kw)
         return None

@@ -218,7 +218,9 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
             self.suite(node.orelse.body)
         self.env = join_env(after_true, self.env)
 
-    def loop(self, node, head) -> None:
+    def loop(self, node, head, leave=None) -> None:
+        """Walk a loop to a fixpoint: ``head`` runs before each pass of the body, ``leave``
+        (if given) where the loop ends without ``break``, before its ``else``."""
         state = self.env
         breaks = []
         for _ in range(3):
@@ -236,6 +238,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
             if done:
                 break
         self.env = state
+        if leave is not None:
+            leave()
         if node.orelse is not None:
             self.suite(node.orelse.body)
         for b in breaks:
@@ -276,7 +280,17 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
             self.env = join_env(self.env, b)
 
     def s_while(self, node: cst.While) -> None:
-        self.loop(node, lambda: self.eval(node.test))
+        """``while test:``: the body runs where ``test`` holds, and the loop leaves (other
+        than by ``break``) where it does not: ``while len(x.devices()) > 1: x = ...`` ends
+        with ``x`` single-device (the refinements of :mod:`.conditions`)."""
+        refs = []
+
+        def head():
+            true, false = self.test(node.test)
+            refs[:] = [false]
+            self.refine(true, node.test)
+
+        self.loop(node, head, lambda: self.refine(refs[0], node.test) if refs else None)
 
     def s_with(self, node: cst.With) -> None:
         with handlers.entered(self, node):   # the items: handlers, mesh contexts, `as` names

@@ -23,6 +23,16 @@ from .values import Value
 ANY_DEVICES = (None,)
 """The shape of ``jax.devices()``: one dimension, length unknown (at least 1)."""
 
+EVERY = "@every-device"
+"""The ``desc`` of a device array or mesh known to hold every device of the process
+(``jax.devices()``, a mesh built on all of it): its size is 1 exactly when the process has one
+device, so ``MESH.size == 1`` is a guard like ``jax.device_count() == 1``."""
+
+
+def every(value: Optional[Value]) -> bool:
+    """Whether a device array or mesh value holds every device of the process (:data:`EVERY`)."""
+    return value is not None and value.desc == EVERY and value.kind in (V.DEVICE_LIST, V.MESH)
+
 
 def count(shape: Optional[tuple]) -> Optional[int]:
     """The number of devices of a device-array shape, or None when a dimension is unknown."""
@@ -91,11 +101,12 @@ def device_shape(value: Value) -> Optional[tuple]:
     return None
 
 
-def device_list(shape: Optional[tuple]) -> Value:
-    """A device-array value of ``shape`` (an empty shape is one device)."""
+def device_list(shape: Optional[tuple], all_devices: bool = False) -> Value:
+    """A device-array value of ``shape`` (an empty shape is one device); ``all_devices``: it
+    holds every device of the process (:data:`EVERY`)."""
     if shape == ():
         return Value(kind=V.DEVICE)
-    return Value(kind=V.DEVICE_LIST, devices=shape)
+    return Value(kind=V.DEVICE_LIST, devices=shape, desc=EVERY if all_devices else None)
 
 
 def reshaped(shape: Optional[tuple], new: Optional[tuple]) -> Optional[tuple]:
@@ -165,15 +176,16 @@ def indexed(shape: Optional[tuple], elements) -> Value:
     return device_list(tuple(out))
 
 
-def method_result(shape: Optional[tuple], how: str, arg_nodes) -> Value:
-    """A device array's method (apis.DEVICE_ARRAY_METHODS) applied to an array of ``shape``."""
+def method_result(shape: Optional[tuple], how: str, arg_nodes, all_devices: bool = False) -> Value:
+    """A device array's method (apis.DEVICE_ARRAY_METHODS) applied to an array of ``shape``
+    (every one keeps the devices: ``all_devices`` is kept)."""
     if how == "reshape":
-        return device_list(reshaped(shape, shape_of_args(arg_nodes)))
+        return device_list(reshaped(shape, shape_of_args(arg_nodes)), all_devices)
     if how == "flat":
-        return device_list((count(shape),))
+        return device_list((count(shape),), all_devices)
     if how == "reverse":
-        return device_list(tuple(reversed(shape)) if shape is not None else None)
-    return device_list(shape)
+        return device_list(tuple(reversed(shape)) if shape is not None else None, all_devices)
+    return device_list(shape, all_devices)
 
 
 def single(value: Optional[Value]) -> bool:

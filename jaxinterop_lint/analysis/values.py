@@ -274,7 +274,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         elements, parts, rest = _join_structure(a, b)
         depth = max(a.depth, b.depth)
     return Value(
-        kind=kind, multi=multi_origin, deps=deps, qname=base.qname, func=base.func, desc=base.desc,
+        kind=kind, multi=multi_origin, deps=deps, qname=base.qname, func=base.func,
+        desc=base.desc if a.desc == b.desc or kind not in (MESH, DEVICE_LIST) else None,
         donated=a.donated or b.donated, false_guard=a.false_guard or b.false_guard,
         param_array=a.param_array or b.param_array, elements=elements, parts=parts, rest=rest,
         ref=a.ref if a.ref == b.ref else None,

@@ -106,6 +106,26 @@ SOURCE_WRAPPERS: dict[str, frozenset[str]] = {
     "jax.jit": frozenset({"in_shardings", "out_shardings"}),
 }
 
+# Source wrappers told where to run: qualified name -> (what the argument is: "mesh" or
+# "devices", its positional index (-1: keyword only), its keyword).  On a mesh or a device
+# list known to hold one device the function's outputs are on that device (single-device,
+# no source), like a NamedSharding on a one-device mesh (MESH_SHARDINGS):
+# - ``jax.shard_map(f, *, out_specs, in_specs, mesh=None, ...)``: ``mesh`` is keyword-only;
+#   None takes the mesh set by ``jax.set_mesh`` (``get_abstract_mesh()``), jax/_src/shard_map.py
+#   shard_map/_shard_map, jax 0.10.2.  Its outputs are global arrays on ``mesh``'s devices
+#   (``_shard_map_impl`` runs the body on each device of the mesh and assembles the results).
+# - ``jax.experimental.shard_map.shard_map(f, mesh, in_specs, out_specs, check_rep=True)``
+#   passes ``mesh`` on to the same ``_shard_map`` (jax/experimental/shard_map.py, jax 0.10.2).
+# - ``jax.pmap(fun, axis_name=None, *, ..., devices=None, ...)``: ``devices`` is "a sequence of
+#   Devices to map over" (jax/_src/pmap.py, jax 0.10.2); with one device the output's
+#   sharding holds that device.
+# Run with jax 0.10.2 on 8 CPU devices: fixtures/runtime/guards_one_device.py.
+WRAPPER_PLACEMENTS: dict[str, tuple[str, int, str]] = {
+    "jax.shard_map": ("mesh", -1, "mesh"),
+    "jax.experimental.shard_map.shard_map": ("mesh", 1, "mesh"),
+    "jax.pmap": ("devices", -1, "devices"),
+}
+
 # Transformations whose result is multi-device exactly when an argument is.
 PROPAGATING_WRAPPERS = frozenset({
     "jax.jit", "jax.vmap", "jax.grad", "jax.value_and_grad", "jax.checkpoint", "jax.remat",
@@ -298,7 +318,28 @@ SHARDING_COUNT_ATTRIBUTES = frozenset({"num_devices"})
 # ``len(x.addressable_shards) == len(x.global_shards) == 8`` for a replicated array on 8
 # devices).  ``addressable_shards`` counts this process's devices only: exact in one process.
 SHARD_LIST_ATTRIBUTES = frozenset({"addressable_shards", "global_shards"})
-GLOBAL_DEVICE_COUNTS = frozenset({"jax.device_count", "jax.local_device_count"})
+# Counts of the devices every array can span, compared with 1 (``jax.device_count() == 1``,
+# ``len(jax.devices()) == 1``, called with no backend argument): where the count is 1 every
+# array of the process is single-device, so a branch there makes every value safe, and the
+# join after ``if jax.device_count() > 1: x = jax.device_put(x, jax.devices()[0])`` has ``x``
+# single-device on both paths (analysis/env.py join_env).
+# ``jax.local_device_count()`` and ``len(jax.local_devices())`` are NOT such counts: they are
+# "the number of devices addressable by this process" (jax/_src/xla_bridge.py
+# local_device_count, jax 0.10.2), while ``jax.devices()`` lists the devices of every process
+# and a mesh built on it spans them all.  In a multi-process job with one device per process
+# the local count is 1 and ``jax.device_put(x, NamedSharding(Mesh(jax.devices(), ...), ...))``
+# still spans every process's device: ``Array.__dlpack__`` tests ``len(self.sharding.device_set)
+# > 1`` (the global set, jax/_src/array.py, jax 0.10.2) and raises BufferError.  So a test of
+# the local count guards nothing (the export under it is reported); in one process the two
+# counts agree, which is why a run on 8 CPU devices cannot tell them apart.
+GLOBAL_DEVICE_COUNTS = frozenset({"jax.device_count"})
+GLOBAL_DEVICE_LISTS = frozenset({"jax.devices"})
+# ``MESH.size == 1`` / ``MESH.devices.size == 1``: ``Mesh.size`` is the product of its axis
+# sizes, ``mesh.devices`` its ``np.ndarray`` of devices (jax/_src/mesh.py, jax 0.10.2).  A
+# guard like ``jax.device_count() == 1`` when the mesh is known to hold every device of the
+# process (built on ``jax.devices()``, or ``jax.make_mesh((jax.device_count(),), ...)``);
+# a mesh of a known count needs no guard, one of an unknown part of the devices proves nothing.
+MESH_SIZE_ATTRIBUTES = frozenset({"size"})
 # Tests that do *not* guard (rule JXI006): a replicated array passes them and still spans
 # every device.  ``x.sharding.is_fully_replicated`` is the same property of the array's
 # sharding (jax/_src/array.py ArrayImpl.is_fully_replicated returns
