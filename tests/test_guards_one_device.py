@@ -1,9 +1,9 @@
 """Device-count guards that re-place a value, and what they do not prove (the fresh-user
 report, section C).  The forms that run fine, and their multi-device counterparts, are run on
 8 CPU devices in ``fixtures/runtime/guards_one_device.py`` (tests/test_runtime_truth.py);
-the cases here are the ones a single-process run cannot label: the guards that count this
-process's devices only (``jax.local_device_count()``, whose difference shows in a
-multi-process job), and what the join after a process guard keeps (donation, structure)."""
+the cases here are the ones a single-process run cannot label: counts of part of the devices
+(another backend's), this process's count taken as the process guard, and what the join after
+a process guard keeps (donation, structure)."""
 from __future__ import annotations
 
 import textwrap
@@ -34,14 +34,10 @@ def codes(body: str) -> list:
 
 
 @pytest.mark.parametrize("test", [
-    "jax.local_device_count() > 1",
-    "len(jax.local_devices()) > 1",
     "jax.device_count('cpu') > 1",      # another backend's count says nothing of this one's
     "len(jax.devices('cpu')) > 1",
 ])
 def test_counts_of_part_of_the_devices_guard_nothing(test):
-    # In a job of 8 processes with one device each, jax.local_device_count() is 1 and x still
-    # spans 8 devices: its __dlpack__ tests the global sharding.device_set and raises.
     assert codes(f"""\
         def f():
             x = jax.device_put(jnp.ones((8, 4)), S)
@@ -51,14 +47,19 @@ def test_counts_of_part_of_the_devices_guard_nothing(test):
         """) == [(5, "JXI002")]
 
 
-def test_local_count_equal_to_one_does_not_make_the_export_safe():
-    assert codes("""\
+@pytest.mark.parametrize("test", ["jax.local_device_count() == 1", "len(jax.local_devices()) == 1"])
+def test_the_process_local_count_is_a_guard_in_one_process(test):
+    """This process's count is taken as the process guard (apis.GLOBAL_DEVICE_COUNTS: in one
+    process it is every device; a multi-process job is where it guards nothing, README)."""
+    assert codes(f"""\
         def f():
             x = jax.device_put(jnp.ones((8, 4)), S)
-            if jax.local_device_count() == 1:
+            if {test}:
                 return torch.from_dlpack(x)
-            return None
-        """) == [(4, "JXI002")]
+            if jax.local_device_count() > 1:
+                x = jax.device_put(x, jax.devices()[0])
+            return torch.from_dlpack(x)
+        """) == []
 
 
 def test_a_donation_on_the_one_device_path_is_kept_by_the_join():
@@ -135,8 +136,6 @@ def test_a_false_guard_is_still_reported_under_a_process_guard():
 
 _PART = [
     'Mesh(np.array(jax.devices()[:4]), ("data",))',    # part of the devices: size 1 says nothing
-    'Mesh(np.array(jax.local_devices()), ("data",))',  # this process's devices only
-    'jax.make_mesh((jax.local_device_count(),), ("data",))',
 ]
 _EVERY = [
     'Mesh(np.array(jax.devices()), ("data",))',
@@ -144,6 +143,8 @@ _EVERY = [
     'Mesh(np.array(jax.devices()).reshape(2, -1), ("a", "b"))',
     'jax.make_mesh((jax.device_count(),), ("data",))',
     'jax.make_mesh((len(jax.devices()),), ("data",))',
+    'Mesh(np.array(jax.local_devices()), ("data",))',  # every device in one process
+    'jax.make_mesh((jax.local_device_count(),), ("data",))',
 ]
 
 

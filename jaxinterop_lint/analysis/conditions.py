@@ -7,8 +7,8 @@ tests alike);
 ``len(jax.devices()) == 1`` and ``jax.device_count() == 1`` (no backend argument) make every
 array single-device (jax-interop.md section 6): the key :data:`ALL`, and the join after the
 ``if`` takes the values of that branch as single-device (:func:`.env.join_env`).
-``jax.local_device_count()`` and ``len(jax.local_devices())`` count this process's devices
-only and guard nothing (apis.GLOBAL_DEVICE_COUNTS says why).  ``x.is_fully_replicated`` and
+``jax.local_device_count()`` and ``len(jax.local_devices())`` count this process's devices,
+taken as the same guard (apis.GLOBAL_DEVICE_COUNTS says why, and where it is wrong).  ``x.is_fully_replicated`` and
 ``x.is_fully_addressable`` prove nothing (section 1), nor do the same properties of its
 sharding (``x.sharding.is_fully_replicated``): they are remembered on ``x`` so that an
 export under them is reported as an ineffective guard (rule JXI006).

@@ -323,17 +323,17 @@ SHARD_LIST_ATTRIBUTES = frozenset({"addressable_shards", "global_shards"})
 # array of the process is single-device, so a branch there makes every value safe, and the
 # join after ``if jax.device_count() > 1: x = jax.device_put(x, jax.devices()[0])`` has ``x``
 # single-device on both paths (analysis/env.py join_env).
-# ``jax.local_device_count()`` and ``len(jax.local_devices())`` are NOT such counts: they are
-# "the number of devices addressable by this process" (jax/_src/xla_bridge.py
-# local_device_count, jax 0.10.2), while ``jax.devices()`` lists the devices of every process
-# and a mesh built on it spans them all.  In a multi-process job with one device per process
-# the local count is 1 and ``jax.device_put(x, NamedSharding(Mesh(jax.devices(), ...), ...))``
-# still spans every process's device: ``Array.__dlpack__`` tests ``len(self.sharding.device_set)
-# > 1`` (the global set, jax/_src/array.py, jax 0.10.2) and raises BufferError.  So a test of
-# the local count guards nothing (the export under it is reported); in one process the two
-# counts agree, which is why a run on 8 CPU devices cannot tell them apart.
-GLOBAL_DEVICE_COUNTS = frozenset({"jax.device_count"})
-GLOBAL_DEVICE_LISTS = frozenset({"jax.devices"})
+# ``jax.local_device_count()`` and ``len(jax.local_devices())`` count too, as before this
+# table was split (a decision, not a fact of JAX): they are "the number of devices
+# addressable by this process" (jax/_src/xla_bridge.py local_device_count, jax 0.10.2),
+# which in one process is every device.  In a multi-process job with one device per process
+# the local count is 1 while an array on a mesh of ``jax.devices()`` still spans every
+# process's device (``Array.__dlpack__`` tests the global ``sharding.device_set``,
+# jax/_src/array.py), so there such a test guards nothing; the README ("Device-count guards
+# and one-device placements") says so.  Treating it as no guard flagged code that runs fine
+# in every single-process run.
+GLOBAL_DEVICE_COUNTS = frozenset({"jax.device_count", "jax.local_device_count"})
+GLOBAL_DEVICE_LISTS = frozenset({"jax.devices", "jax.local_devices"})
 # ``MESH.size == 1`` / ``MESH.devices.size == 1``: ``Mesh.size`` is the product of its axis
 # sizes, ``mesh.devices`` its ``np.ndarray`` of devices (jax/_src/mesh.py, jax 0.10.2).  A
 # guard like ``jax.device_count() == 1`` when the mesh is known to hold every device of the
