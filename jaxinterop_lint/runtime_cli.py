@@ -334,21 +334,24 @@ def default_paths(hits: list) -> list:
 
 def static_run(args, paths: list) -> tuple[Any, Optional[int]]:
     """The findings ``jaxinterop-lint check PATHS`` gives with the same ``--config``,
-    ``--isolated``, ``--project-root`` and ``--no-cache``: check's own parser, configuration
+    ``--isolated``, ``--project-root`` and ``--no-cache``: check's options, configuration
     (the nearest pyproject.toml) and engine call (:func:`jaxinterop_lint.cli_extras.lint_inputs`),
     so both name the same files and lines.  Returns ``(LintResult or None, None)``, or
     ``(None, 2)`` after printing a bad configuration's one-line error."""
     if not paths:
         return None, None
-    from jaxinterop_lint import cli, cli_extras  # the static engine (heavy: libcst)
+    from jaxinterop_lint import cli_extras  # the static engine (heavy: libcst)
     from jaxinterop_lint.config import ConfigError
 
-    argv = [*(["--config", args.config] if args.config else []), *(["--isolated"] if args.isolated else []),
-            *(["--project-root", args.project_root] if args.project_root else []),
-            *(["--no-cache"] if args.no_cache else []), "--", *paths]
-    check_args = cli.build_parser().parse_args(argv)
+    # what check's parser gives for `check [options] -- PATHS` (cli.build_parser; cli is not
+    # imported here: it imports this module)
+    check_args = argparse.Namespace(
+        paths=list(paths), stdin_filename=None, isolated=args.isolated, config=args.config,
+        select=None, ignore=None, extend_select=None, exclude=None, extend_exclude=None,
+        add_noqa=False, force_exclude=False, respect_gitignore=True,
+        project_root=args.project_root, no_cache=args.no_cache)
     try:
-        cfg = cli.config_from_args(check_args)
+        cfg = cli_extras.load_config(check_args)
     except ConfigError as exc:
         print(f"jaxinterop-lint verify: error: {exc}", file=sys.stderr)
         return None, 2

@@ -45,7 +45,7 @@ def finish_fix_only(run: FixRun, unsafe: bool, quiet: bool) -> int:
 
 
 def _lint_errors(run: FixRun) -> None:
-    from ..report import error_line
+    from ..escape import error_line
 
     for path, err in run.lint.errors:
         print(error_line(path, err), file=sys.stderr)

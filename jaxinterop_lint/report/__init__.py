@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog import DOCS_URL, NAMES
 from .github import github
-from ..escape import _UNSAFE, display_path, escape_path, escape_text  # noqa: F401  (re-exported)
+from ..escape import _UNSAFE, display_path, error_line, escape_path, escape_text  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:   # annotations only: the reporters never need the class itself
     from ..finding import Finding
@@ -68,13 +68,6 @@ def sarif(findings: list[Finding], **kwargs) -> str:
 
 FORMATS = {"concise": concise, "full": full, "json": json_format, "sarif": sarif, "github": github}
 FORMAT_NAMES = sorted(FORMATS)
-
-
-def error_line(path: str, err) -> str:
-    """The one stderr line of a file that could not be linted: ``path:line:col: error: reason``,
-    or ``path: error: reason`` for a problem of the path itself (``err.line`` 0: no such file)."""
-    where = f"{display_path(path)}:{err.line}:{err.column}" if err.line else display_path(path)
-    return f"{where}: error: {err.message}"
 
 
 def formatter(name: str):
