@@ -15,7 +15,7 @@ from typing import Optional
 from . import __version__, cli_extras, cli_show
 from .config import Config, ConfigError
 from .engine import LINE_SPLIT
-from .report import FORMAT_NAMES, display_path, formatter
+from .report import FORMAT_NAMES, error_line, formatter
 
 def _codes(value: str) -> tuple:
     return tuple(c.strip() for c in value.split(",") if c.strip())
@@ -76,6 +76,12 @@ def show_settings(cfg: Config) -> str:
         ("configuration", cfg.source),
         ("rules", ", ".join(sorted(cfg.enabled()))),
         ("exclude", ", ".join(tuple(cfg.exclude) + tuple(cfg.extend_exclude))),
+        ("per-file-ignores", "; ".join(f"{pattern} = {', '.join(sorted(codes))}"
+                                       for pattern, codes in sorted(cfg.per_file_ignores.items()))),
+        ("extend-sources", ", ".join(cfg.extend_sources)),
+        ("extend-sinks", "; ".join(f"{name} = {value}" for name, value in sorted(cfg.extend_sinks.items()))),
+        ("extend-sanitizers", ", ".join(cfg.extend_sanitizers)),
+        ("respect-gitignore", str(cfg.respect_gitignore).lower()),
         ("jax range", cfg.jax_range_text()),
         ("jax range from", cfg.jax_range_source or DEFAULT_SOURCE),
         ("jax releases checked", f"{VT.describe(releases)} ({len(releases - {VT.FUTURE})} known releases"
@@ -143,9 +149,11 @@ def check(argv: list) -> int:
             print(f"jaxinterop-lint: error: {problem}", file=sys.stderr)
             return 2
     for path, err in result.errors:
-        print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+        print(error_line(path, err), file=sys.stderr)
     if done is not None:
         return done
+    if not result.files and not result.errors:  # as ruff: a warning, and the exit status of no findings
+        print("jaxinterop-lint: warning: no Python files found under the given paths", file=sys.stderr)
     if not args.quiet and args.output_format in ("concise", "full"):
         print(cli_show.summary(result), file=sys.stderr)
         if fixes is not None:
@@ -172,7 +180,7 @@ def _report(args, result, fixes, known: list) -> str:
     """The text of the report: the findings in the chosen format (or ``--statistics``), with
     ``--show-fixes`` previews or the list of what ``--fix`` fixed; coloured for a terminal."""
     if args.statistics:
-        return cli_extras.statistics(result, known)
+        return cli_extras.statistics(result, known, as_json=args.output_format == "json")
     fmt = args.output_format
     sources = None
     if fmt == "full" or (args.show_fixes and fixes is None):
@@ -182,7 +190,7 @@ def _report(args, result, fixes, known: list) -> str:
         previews = cli_show.fix_previews(result.findings, sources, args.unsafe_fixes)
         out = cli_show.render_with_previews(fmt, result.findings, previews, sources=lines)
     else:
-        out = formatter(fmt)(result.findings, sources=lines if fmt == "full" else None)
+        out = formatter(fmt)(result.findings, sources=lines if fmt == "full" else None, errors=result.errors)
     if args.show_fixes and fixes is not None and fmt in ("concise", "full"):
         out += cli_show.fixed_listing(fixes)
     return out if args.output_file else cli_extras.render(args, out)

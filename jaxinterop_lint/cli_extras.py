@@ -136,12 +136,19 @@ def adopt(args, result: LintResult) -> tuple[Optional[int], list]:
     return None, known
 
 
-def statistics(result: LintResult, known: list) -> str:
+def statistics(result: LintResult, known: list, as_json: bool = False) -> str:
     """A table of counts per code: reported, silenced by noqa (line or file level), silenced
-    by the baseline."""
+    by the baseline.  ``as_json`` (``--output-format json``): a JSON list of
+    ``{"code", "name", "reported", "noqa", "baseline"}`` objects, one per code, instead."""
     reported = Counter(f.code for f in result.findings)
     noqa = Counter(f.code for f in result.suppressed)
     base = Counter(f.code for f in known)
+    if as_json:
+        import json
+
+        return json.dumps([{"code": c, "name": NAMES.get(c, ""), "reported": reported[c], "noqa": noqa[c],
+                            "baseline": base[c]} for c in sorted(set(reported) | set(noqa) | set(base))],
+                          indent=2) + "\n"
     rows = [f"{'code':<8}{'reported':>9}{'noqa':>6}{'baseline':>10}  name"]
     for code in sorted(set(reported) | set(noqa) | set(base)):
         name = NAMES.get(code, "")

@@ -149,7 +149,7 @@ def fix_stdin(args, cfg) -> int:
     from .engine import SourceError, decode
     from .fix.apply import fix_text
     from .fix.files import encode, source_encoding
-    from .report import formatter
+    from .report import error_line, formatter
     from .engine import shared_project
 
     name = args.stdin_filename or STDIN
@@ -181,7 +181,7 @@ def fix_stdin(args, cfg) -> int:
         sys.stderr.write(formatter("concise")(result.findings))
     status = 0
     if result.error is not None:
-        print(f"{name}:{result.error.line}:{result.error.column}: error: {result.error.message}", file=sys.stderr)
+        print(error_line(name, result.error), file=sys.stderr)
         status = 2
     if outcome.error is not None:
         print(f"{name}: error: not fixed: {outcome.error}", file=sys.stderr)

@@ -48,3 +48,10 @@ def display_path(path: str) -> str:
     """The path as printed: the user's own spelling, escaped when it holds a control or
     other unsafe character (:func:`escape_path`)."""
     return escape_path(path)
+
+
+def error_line(path: str, err) -> str:
+    """The one stderr line of a file that could not be linted: ``path:line:col: error: reason``,
+    or ``path: error: reason`` for a problem of the path itself (``err.line`` 0: no such file)."""
+    where = f"{display_path(path)}:{err.line}:{err.column}" if err.line else display_path(path)
+    return f"{where}: error: {err.message}"

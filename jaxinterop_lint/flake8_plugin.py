@@ -95,6 +95,11 @@ class JaxInteropChecker:
 
         try:
             text = "".join(self.lines)
+            problem = _undecodable(self.filename, text)
+            if problem is not None:  # flake8 read it as latin-1; the command line refuses it
+                yield max(problem.line, 1), max(problem.column - 1, 0), \
+                    f"{ERROR_CODE} jaxinterop-lint cannot lint this file: {problem.message}", type(self)
+                return
             # The file and the modules its analysis needs, through the command line's plan and
             # cache (never the whole project in each flake8 process).
             session = shared_project(self.filename, self.config, reported=self.paths)
@@ -118,6 +123,25 @@ class JaxInteropChecker:
                 f"{ERROR_CODE} jaxinterop-lint cannot lint this file: {err.message}", type(self)
         for line, column, message in found:
             yield line, column, message, type(self)
+
+
+def _undecodable(filename: str, text: str):
+    """The :class:`~jaxinterop_lint.source.SourceError` of the file ``filename`` when its bytes
+    do not decode as Python says (PEP 263: UTF-8 without a coding cookie), else None.  flake8
+    falls back to latin-1 for such a file (``FileProcessor._readlines_py3``), so its lines
+    decode; the bytes are read again only for a file whose text is not all ASCII."""
+    if text.isascii() or filename in ("-", "stdin") or not os.path.isfile(filename):
+        return None
+    from .source import SourceError, decode
+
+    try:
+        with open(filename, "rb") as fh:
+            decode(fh.read(), filename)
+    except SourceError as exc:
+        return exc
+    except OSError:
+        return None
+    return None
 
 
 def _keep_out_of_gc() -> None:

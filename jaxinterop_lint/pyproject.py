@@ -70,9 +70,22 @@ def find_pyproject(paths: Iterable[str]) -> Optional[str]:
 
 
 def _strings(value, path: str, key: str) -> tuple:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise ConfigError(f"{path}: {key}: expected a list of strings, got {_type(value)}")
+    bad = [v for v in value if not isinstance(v, str)]
+    if bad:
+        bad = bad[0]
+        raise ConfigError(f"{path}: {key}: expected a list of strings, got a list containing "
+                          f"{_shown(bad)} ({type(bad).__name__})")
     return tuple(value)
+
+
+def _shown(value) -> str:
+    """``value`` as TOML writes it, cut to 40 characters (one line)."""
+    text = {True: "true", False: "false"}.get(value, None) if isinstance(value, bool) else None
+    text = text or (repr(value) if not isinstance(value, (list, dict)) else
+                    ("[...]" if isinstance(value, list) else "{...}"))
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _type(value) -> str:

@@ -110,7 +110,9 @@ def run_main(argv: list[str]) -> int:
 
 @dataclass
 class SiteHits:
-    """All hits of one call site: file (real path), line, the codes and consumers seen, count."""
+    """All hits of one call site: file (real path), line, the codes and consumers seen, count,
+    and ``stack``: the (real path, line) of every project frame of those hits (the call site
+    and its callers, from the hit records' ``stack``)."""
 
     path: str
     line: int
@@ -118,10 +120,11 @@ class SiteHits:
     consumers: set = field(default_factory=set)
     count: int = 0
     function: str = ""
+    stack: set = field(default_factory=set)
 
     def to_dict(self) -> dict:
-        """JSON-ready form."""
-        return {"path": self.path, "line": self.line, "codes": sorted(self.codes),
+        """JSON-ready form (``path`` as printed: relative to the current folder when under it)."""
+        return {"path": shown_path(self.path), "line": self.line, "codes": sorted(self.codes),
                 "consumers": sorted(self.consumers), "hits": self.count, "function": self.function}
 
 
@@ -138,7 +141,7 @@ class Verification:
     def to_dict(self) -> dict:
         """JSON-ready form (the ``--output-format json`` document)."""
         def finding(f):
-            return {"path": f.path, "line": f.line, "code": f.code, "message": f.message,
+            return {"path": shown_path(f.path), "line": f.line, "code": f.code, "message": f.message,
                     **({"sink_line": f.extra["sink_line"]} if "sink_line" in (f.extra or {}) else {})}
         return {
             "confirmed": [dict(s.to_dict(), findings=codes) for s, codes in self.confirmed],
@@ -155,8 +158,26 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
+def shown_path(path: str) -> str:
+    """``path`` as every ``verify`` list prints it: relative to the current folder (as
+    ``check`` prints the paths it is given) when it lies under it, else absolute."""
+    here = os.path.realpath(os.getcwd())
+    real = _real(path)
+    return os.path.relpath(real, here) if real.startswith(here.rstrip(os.sep) + os.sep) else real
+
+
+def _hit_stack(hit: dict) -> list[tuple[str, int]]:
+    """(real path, line) of the project frames of ``hit`` (its ``stack``, else its site)."""
+    out = [(_real(hit["path"]), hit["line"])]
+    for frame in hit.get("stack") or ():
+        if isinstance(frame, list) and len(frame) == 2 and isinstance(frame[0], str) \
+                and isinstance(frame[1], int) and not frame[0].startswith("<"):
+            out.append((_real(frame[0]), frame[1]))
+    return out
+
+
 def group_hits(hits: Iterable[dict]) -> dict[tuple[str, int], SiteHits]:
-    """Group hit records by call site (real path, line)."""
+    """Group hit records by call site (real path, line), gathering their stacks."""
     sites: dict[tuple[str, int], SiteHits] = {}
     for hit in hits:
         path, line = hit.get("path"), hit.get("line")
@@ -167,6 +188,7 @@ def group_hits(hits: Iterable[dict]) -> dict[tuple[str, int], SiteHits]:
         site.codes.add(hit.get("code"))
         site.consumers.add(hit.get("consumer"))
         site.count += 1
+        site.stack.update(_hit_stack(hit))
     return sites
 
 
@@ -189,7 +211,10 @@ def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tu
     ``findings`` are ``Finding`` records (``path``, ``line``, ``code``, ``extra``); a JXI007
     finding stands for the sink at ``extra["sink_line"]``.  ``handled`` lists (path, line) of
     sinks the engine judged handled by their ``try``.  ``roots`` are the linted paths (real
-    paths): hits elsewhere go to ``outside``.
+    paths): hits elsewhere go to ``outside``.  A hit confirms a finding (or is handled by a
+    handled sink) whose (file, line) is on its stack: the call site or a project caller of it,
+    so a finding reported at a call that hands the value on to a sink in another module
+    (README "Whole projects and the cache") is confirmed by the hit at that sink.
     """
     sites = group_hits(hits)
     by_site: dict[tuple[str, int], list] = {}
@@ -198,18 +223,23 @@ def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tu
             by_site.setdefault(key, []).append(f)
     handled_keys = {(_real(p), int(line)) for p, line in handled}
     result = Verification()
+    exercised: set = set()
     for key in sorted(sites):
         site = sites[key]
+        on_stack = [k for k in sorted(site.stack) if k in by_site]
         if key in by_site:
-            result.confirmed.append((site, sorted({f.code for f in by_site[key]})))
-        elif key in handled_keys:
+            on_stack = [key]  # the call site's own finding when there is one
+        if on_stack:
+            exercised.update(on_stack)
+            result.confirmed.append((site, sorted({f.code for k in on_stack for f in by_site[k]})))
+        elif key in handled_keys or site.stack & handled_keys:
             result.handled.append(site)
         elif not _under(key[0], roots):
             result.outside.append(site)
         else:
             result.missed.append(site)
     for key in sorted(by_site):
-        if key not in sites:
+        if key not in exercised and not any(key in s.stack for s in sites.values()):
             result.not_exercised.extend(sorted(by_site[key], key=lambda f: (f.line, f.code)))
     return result
 
@@ -221,8 +251,14 @@ def _verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", action="append", required=True, metavar="FILE",
                         help="a report written by the shim (repeatable; FILE.<pid> files are read too)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    # the options of `check` that decide its findings: verify's static run is check's own
+    parser.add_argument("--config", metavar="FILE", help="as for check: the pyproject.toml to read")
+    parser.add_argument("--isolated", action="store_true", help="as for check: read no configuration file")
+    parser.add_argument("--project-root", metavar="DIR", help="as for check: the root of the project's modules")
+    parser.add_argument("--no-cache", action="store_true", help="as for check: neither read nor write the cache")
     parser.add_argument("paths", nargs="*", metavar="PATHS",
-                        help="files or directories to lint (default: the files the hits are in)")
+                        help="files or directories to lint (default: the files the hits and, under "
+                             "the current folder, their callers are in)")
     return parser
 
 
@@ -234,12 +270,12 @@ def _format_text(v: Verification) -> str:
     def site_line(s: SiteHits, extra: str = "") -> str:
         codes = escape_text(",".join(sorted(str(c) for c in s.codes if c)))
         consumers = escape_text(", ".join(sorted(str(c) for c in s.consumers if c)))
-        return f"{display_path(s.path)}:{s.line}: {codes} {consumers} ({s.count} hit{'s' * (s.count != 1)}){extra}"
+        return f"{display_path(shown_path(s.path))}:{s.line}: {codes} {consumers} ({s.count} hit{'s' * (s.count != 1)}){extra}"
 
     for title, items in (("confirmed", [site_line(s, f" [finding {', '.join(c)}]") for s, c in v.confirmed]),
                          ("missed by the static analysis", [site_line(s) for s in v.missed]),
                          ("handled by their try", [site_line(s) for s in v.handled]),
-                         ("not exercised", [f"{display_path(f.path)}:{f.line}: {f.code} {escape_text(f.message)}"
+                         ("not exercised", [f"{display_path(shown_path(f.path))}:{f.line}: {f.code} {escape_text(f.message)}"
                                             for f in v.not_exercised]),
                          ("outside the linted files", [site_line(s) for s in v.outside])):
         if items:
@@ -259,18 +295,19 @@ def verify_main(argv: list[str]) -> int:
     """
     args = _verify_parser().parse_args(argv)
     hits: list[dict] = []
+    processes: list[dict] = []
     for report in args.report:
         try:
-            hits.extend(read_hits(report))
+            hits.extend(read_hits(report, processes=processes))
         except (OSError, CorruptReport) as exc:  # missing, unreadable, corrupt, not UTF-8
             reason = exc if isinstance(exc, CorruptReport) or not getattr(exc, "strerror", None) \
                 else f"{report}: {exc.strerror}"
             print(f"jaxinterop-lint verify: {reason}", file=sys.stderr)
             return 2
-    paths = args.paths or sorted({k[0] for k in group_hits(hits)})
-    from jaxinterop_lint.engine import lint_paths  # the static engine (heavy: libcst)
-
-    lint = lint_paths(list(paths)) if paths else None
+    paths = args.paths or default_paths(hits)
+    lint, status = static_run(args, paths)
+    if status is not None:
+        return status
     findings = list(getattr(lint, "findings", ()) or ())
     handled = list(getattr(lint, "handled", ()) or ())
     result = classify(hits, findings, handled, [_real(p) for p in paths])
@@ -278,9 +315,47 @@ def verify_main(argv: list[str]) -> int:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(_format_text(result))
-    if not hits and result.not_exercised:
+    devices = [p.get("device_count") for p in processes if isinstance(p.get("device_count"), int)]
+    if not hits and result.not_exercised and not any(n > 1 for n in devices):
         print(NO_HITS_HINT, file=sys.stderr)
     return 1 if result.missed else 0
+
+
+def default_paths(hits: list) -> list:
+    """The files ``verify`` lints when given no paths: those the hits are in, and those of
+    their callers (the hits' stacks) under the current folder, as :func:`shown_path` prints them."""
+    here = os.path.realpath(os.getcwd()).rstrip(os.sep) + os.sep
+    files = set()
+    for key, site in group_hits(hits).items():
+        files.add(key[0])
+        files.update(p for p, _ in site.stack if p.startswith(here) and p.endswith(".py"))
+    return sorted(shown_path(p) for p in files)
+
+
+def static_run(args, paths: list) -> tuple[Any, Optional[int]]:
+    """The findings ``jaxinterop-lint check PATHS`` gives with the same ``--config``,
+    ``--isolated``, ``--project-root`` and ``--no-cache``: check's options, configuration
+    (the nearest pyproject.toml) and engine call (:func:`jaxinterop_lint.cli_extras.lint_inputs`),
+    so both name the same files and lines.  Returns ``(LintResult or None, None)``, or
+    ``(None, 2)`` after printing a bad configuration's one-line error."""
+    if not paths:
+        return None, None
+    from jaxinterop_lint import cli_extras  # the static engine (heavy: libcst)
+    from jaxinterop_lint.config import ConfigError
+
+    # what check's parser gives for `check [options] -- PATHS` (cli.build_parser; cli is not
+    # imported here: it imports this module)
+    check_args = argparse.Namespace(
+        paths=list(paths), stdin_filename=None, isolated=args.isolated, config=args.config,
+        select=None, ignore=None, extend_select=None, exclude=None, extend_exclude=None,
+        add_noqa=False, force_exclude=False, respect_gitignore=True,
+        project_root=args.project_root, no_cache=args.no_cache)
+    try:
+        cfg = cli_extras.load_config(check_args)
+    except ConfigError as exc:
+        print(f"jaxinterop-lint verify: error: {exc}", file=sys.stderr)
+        return None, 2
+    return cli_extras.lint_inputs(check_args, cfg, os.cpu_count() or 1), None
 
 
 NO_HITS_HINT = ("jaxinterop-lint verify: the report has no hit at all, so every finding is \"not exercised\". "

@@ -21,7 +21,8 @@ LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 
 class SourceError(Exception):
     """A file that cannot be linted: unreadable, undecodable or not valid Python.
-    ``line``/``column`` locate the problem (1-based line, 1-based column)."""
+    ``line``/``column`` locate the problem (1-based line, 1-based column); 0 for a problem
+    of the path itself (no such file), which is printed ``path: error: reason``."""
 
     def __init__(self, message: str, line: int = 1, column: int = 1):
         super().__init__(message)
@@ -44,8 +45,12 @@ def decode(data: bytes, path: str = "<string>") -> str:
         raise SourceError(f"cannot decode: {_one_line(exc)}") from None
     try:
         text = data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"cannot decode as {encoding}: {exc.reason}") from None
+    except UnicodeDecodeError as exc:  # the line and column of the first bad byte
+        start = exc.start
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise SourceError(f"cannot decode as {encoding}: {exc.reason} (byte 0x{data[start]:02x})",
+                          line, column) from None
     except Exception as exc:  # LookupError, UnicodeError, TypeError ... from a codec
         reason = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
         raise SourceError(f"cannot decode as {encoding}: {_one_line(reason)}") from None
@@ -73,7 +78,9 @@ def read_bytes(path: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        raise SourceError("no such file (deleted, or a broken symlink)") from None
+        if os.path.islink(path):
+            raise SourceError("broken symlink (its target does not exist)", 0, 0) from None
+        raise SourceError("no such file or directory", 0, 0) from None
     except IsADirectoryError:
         raise SourceError("is a directory, not a Python file") from None
     except PermissionError:

@@ -24,7 +24,8 @@ WORD = "import torch, jax\ny = torch.from_dlpack(jax.device_put(x))\n"
 GOOD = ("import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
         "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n")
 GOOD_FINDING = "good.py:4:5: JXI002"
-ERROR_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>[^\n]+)$")
+# `path:line:col: error: ...`, or `path: error: ...` for a problem of the path (no such file)
+ERROR_LINE = re.compile(r"^(?P<path>[^:]+)(?::(?P<line>\d+):(?P<col>\d+))?: error: (?P<msg>[^\n]+)$")
 
 
 def cli(tmp_path, *args):
@@ -41,7 +42,7 @@ def errors_of(proc) -> dict:
     for line in proc.stderr.splitlines():
         m = ERROR_LINE.match(line)
         if m:
-            out[m["path"]] = (int(m["line"]), int(m["col"]), m["msg"])
+            out[m["path"]] = (int(m["line"] or 0), int(m["col"] or 0), m["msg"])
         else:
             assert line.startswith(("Found ", "[*] ", "Fixed ")), f"unexpected stderr line: {line!r}"
     return out
@@ -50,7 +51,7 @@ def errors_of(proc) -> dict:
 BAD_FILES = {
     # name: (bytes, expected line, expected column or None, reason pattern)
     "syntax.py": (WORD.encode() + b"def f(:\n    pass\n", 3, 7, r"syntax error"),
-    "utf8.py": (WORD.encode() + b"s = '\xff\xfe'\n", 1, 1, r"cannot decode as utf-8"),
+    "utf8.py": (WORD.encode() + b"s = '\xff\xfe'\n", 3, 6, r"cannot decode as utf-8"),
     "nul.py": (WORD.encode() + b"z = 1\x00\n", 3, 1, r"NUL byte"),
     "python2.py": (b"import torch, jax\nprint 'x'\ny = torch.from_dlpack(jax.device_put(x))\n", 2, None, r"syntax error: Missing parentheses"),
     "codec.py": (b"# -*- coding: klingon -*-\n" + WORD.encode(), 1, 1, r"unknown encoding: klingon"),

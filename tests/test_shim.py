@@ -49,8 +49,9 @@ def last_json(proc: subprocess.CompletedProcess):
 
 
 def read_lines(path: Path) -> list[dict]:
-    """The JSON lines of a report file."""
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The hit records of a report file (a process's exit record, ``"event": "process"``, left out)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [line for line in lines if line.get("event") != "process"]
 
 
 PRELUDE = """

@@ -45,10 +45,10 @@ def finish_fix_only(run: FixRun, unsafe: bool, quiet: bool) -> int:
 
 
 def _lint_errors(run: FixRun) -> None:
-    from ..escape import display_path
+    from ..escape import error_line
 
     for path, err in run.lint.errors:
-        print(f"{display_path(path)}:{err.line}:{err.column}: error: {err.message}", file=sys.stderr)
+        print(error_line(path, err), file=sys.stderr)
 
 
 def run(args, cfg, paths: list) -> tuple:

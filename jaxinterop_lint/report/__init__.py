@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog import DOCS_URL, NAMES
 from .github import github
-from ..escape import _UNSAFE, display_path, escape_path, escape_text  # noqa: F401  (re-exported)
+from ..escape import _UNSAFE, display_path, error_line, escape_path, escape_text  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:   # annotations only: the reporters never need the class itself
     from ..finding import Finding
@@ -41,9 +41,22 @@ def full(findings: list[Finding], sources: dict | None = None, **_) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def json_format(findings: list[Finding], **_) -> str:
-    """A JSON list of finding objects (see :meth:`Finding.to_dict`)."""
-    return json.dumps([f.to_dict() for f in findings], indent=2) + "\n"
+ERROR_CODE = "JXI000"   # a file that could not be linted (as the flake8 plugin says it)
+ERROR_NAME = "cannot-lint"
+
+
+def error_dict(path: str, err) -> dict:
+    """The JSON object of a file that could not be linted: a finding's keys, code ``JXI000``
+    (``line``/``column`` 0 for a problem of the path itself, no such file)."""
+    return {"path": path, "line": err.line, "column": err.column, "end_line": err.line,
+            "end_column": err.column, "code": ERROR_CODE, "name": ERROR_NAME,
+            "message": f"cannot lint this file: {err.message}", "function": None, "provenance": [], "fix": None}
+
+
+def json_format(findings: list[Finding], errors=(), **_) -> str:
+    """A JSON list of finding objects (see :meth:`Finding.to_dict`), followed by one object
+    per file that could not be linted (``errors``: ``(path, SourceError)``, :func:`error_dict`)."""
+    return json.dumps([f.to_dict() for f in findings] + [error_dict(p, e) for p, e in errors], indent=2) + "\n"
 
 
 def sarif(findings: list[Finding], **kwargs) -> str:

@@ -94,8 +94,18 @@ def result(f: Finding, rule_index: dict) -> dict:
     return out
 
 
-def sarif(findings: list[Finding], **_) -> str:
-    """The SARIF 2.1.0 log of ``findings`` as JSON text."""
+def notification(path: str, err) -> dict:
+    """The SARIF ``notification`` (``invocations[0].toolExecutionNotifications``) of a file
+    that could not be linted: level ``error``, descriptor ``JXI000``, its location."""
+    location = _location(path, err.line, max(err.column - 1, 0))
+    return {"level": "error", "message": {"text": f"cannot lint this file: {err.message}"},
+            "descriptor": {"id": "JXI000"}, "locations": [location]}
+
+
+def sarif(findings: list[Finding], errors=(), **_) -> str:
+    """The SARIF 2.1.0 log of ``findings`` as JSON text; the files that could not be linted
+    (``errors``: ``(path, SourceError)``) are ``toolExecutionNotifications`` of the one
+    invocation, whose ``executionSuccessful`` is then false."""
     rule_index = {r.code: i for i, r in enumerate(ALL_RULES)}
     run = {
         "tool": {"driver": {
@@ -108,6 +118,8 @@ def sarif(findings: list[Finding], **_) -> str:
         "originalUriBaseIds": {SRCROOT: {"uri": pathlib.Path(os.getcwd()).as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": [result(f, rule_index) for f in findings],
+        "invocations": [{"executionSuccessful": not errors,
+                         "toolExecutionNotifications": [notification(p, e) for p, e in errors]}],
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
     return json.dumps(log, indent=2) + "\n"

@@ -169,7 +169,10 @@ def parent(ctx, node):
 
 
 def _imports(ctx) -> tuple[dict, frozenset]:
-    """``(bound name -> qualified name of the module-level imports, every other name used)``."""
+    """``(bound name -> qualified name of the module-level imports, every other name used)``;
+    a name counts as used only where it means the module's (or a builtin) name: not where a
+    scope around it binds it (a parameter ``jax`` of one function does not keep a fix
+    elsewhere in the file from adding ``import jax``)."""
     memo = _memo(ctx)
     if "imports" in memo:
         return memo["imports"]
@@ -181,19 +184,26 @@ def _imports(ctx) -> tuple[dict, frozenset]:
                     bound[name] = qn
     used: set[str] = set()
 
+    scopes: list = []   # the names each enclosing scope binds (innermost last)
+
     class _Names(cst.CSTVisitor):
-        def visit_Import(self, node):
-            return False
+        def on_visit(self, node):
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                return False
+            if isinstance(node, cst.Attribute):
+                node.value.visit(self)
+                return False
+            if isinstance(node, _SCOPES):
+                visitor = _Bindings(node)
+                node.visit(visitor)
+                scopes.append(frozenset(visitor.names))
+            elif isinstance(node, cst.Name) and not any(node.value in names for names in scopes):
+                used.add(node.value)
+            return True
 
-        def visit_ImportFrom(self, node):
-            return False
-
-        def visit_Attribute(self, node):
-            node.value.visit(self)
-            return False
-
-        def visit_Name(self, node):
-            used.add(node.value)
+        def on_leave(self, node):
+            if isinstance(node, _SCOPES):
+                scopes.pop()
 
     ctx.ma.module.visit(_Names())
     memo["imports"] = (bound, frozenset(used))

@@ -98,6 +98,7 @@ def install(mode: str = "raise", report: Optional[str] = None, per_process: bool
     _core.register_fork_hook()
     _finder = _hook.PostImportFinder(_patches.ALL_MODULES, _on_import)
     _hook.add_finder(_finder)
+    _patches.patch_builtins()
     for name in sorted(_patches.ALL_MODULES):
         module = sys.modules.get(name)
         if module is not None:

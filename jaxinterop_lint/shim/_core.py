@@ -204,6 +204,25 @@ def site_of(frame) -> tuple[str, int, str]:
     return (filename, frame.f_lineno, getattr(code, "co_qualname", code.co_name))
 
 
+STACK_LIMIT = 64  # project frames kept per hit (the innermost ones)
+
+
+def stack_of(frame) -> list:
+    """``[[absolute file, line], ...]`` of the frames from ``frame`` outwards that are no
+    library's (:func:`is_library_frame`) and come from a file (not ``<string>``), innermost
+    first, at most :data:`STACK_LIMIT`: the project's callers of the call site, so that
+    ``verify`` confirms a finding reported at a call that hands the value on (README "Whole
+    projects and the cache") by a hit at the sink it leads to.  [] for None."""
+    out: list = []
+    while frame is not None and len(out) < STACK_LIMIT:
+        if not is_library_frame(frame):
+            filename = frame.f_code.co_filename
+            if not filename.startswith("<"):
+                out.append([os.path.abspath(filename), frame.f_lineno])
+        frame = frame.f_back
+    return out
+
+
 def num_devices(x) -> int:
     """How many devices the jax.Array ``x`` spans (jax-interop.md section 1); 1 when unknown."""
     try:
@@ -236,8 +255,12 @@ def describe(x, kind: str) -> dict:
     return info
 
 
-def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[str, int, str]) -> None:
-    """Count the hit and, when a report is open, append its JSON line (one write, flushed)."""
+def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[str, int, str],
+           stack: Optional[list] = None) -> None:
+    """Count the hit and, when a report is open, append its JSON line (one write, flushed).
+    ``stack`` is :func:`stack_of` the call site's frame (the call site alone when None); the
+    line also holds ``exception`` and ``message``, what JAX raises on ``path_key`` for ``x``
+    (``knowledge.messages``)."""
     STATE.hits += 1
     if STATE.report is None:
         return
@@ -251,6 +274,11 @@ def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[st
     entry = {"code": code, "consumer": consumer, "interop": path_key, "path": site[0], "line": site[1],
              "function": site[2]}
     entry.update(describe(x, kind))
+    entry["stack"] = stack if stack is not None else [[site[0], site[1]]]
+    try:
+        entry["exception"], entry["message"] = messages.format_message(path_key, entry["num_devices"], jax_version())
+    except KeyError:
+        pass
     entry["pid"] = os.getpid()
     entry["mode"] = STATE.mode
     try:
@@ -259,6 +287,54 @@ def record(code: str, consumer: str, path_key: str, x, kind: str, site: tuple[st
         where = STATE.report_file()
         STATE.close()
         STATE.stop_recording(f"jaxinterop shim: cannot write the report file {where!r}: {exc.strerror or exc}")
+
+
+PROCESS_EVENT = "process"  # the ``event`` of the line a recording process writes at exit
+
+
+def devices_in_use() -> Optional[int]:
+    """``jax.device_count()`` when this process has initialised a JAX backend (never
+    initialises one: ``jax._src.xla_bridge.backends_are_initialized``, jax 0.10.2), else None."""
+    xb = sys.modules.get("jax._src.xla_bridge")
+    jax = sys.modules.get("jax")
+    try:
+        if xb is None or jax is None or not xb.backends_are_initialized():
+            return None
+        return int(jax.device_count())
+    except Exception:
+        return None
+
+
+def record_process() -> None:
+    """At exit of a recording process that recorded no hit but ran JAX: append
+    ``{"event": "process", "pid", "device_count", "hits": 0}`` so that ``verify`` knows a
+    report without hits came from a run on several devices (and does not advise forcing 8
+    CPU devices).  Never raises."""
+    if not STATE.installed or STATE.report is None or STATE.hits:
+        return
+    try:
+        count = devices_in_use()
+        fd = STATE.descriptor() if count is not None else None
+        if fd is not None:
+            line = {"event": PROCESS_EVENT, "pid": os.getpid(), "device_count": count, "hits": 0}
+            _write_all(fd, (json.dumps(line) + "\n").encode("utf-8"))
+    except Exception:
+        pass
+
+
+_exit_registered = False
+
+
+def register_exit() -> None:
+    """Register :func:`record_process` with ``atexit`` (once), right after ``jax._src.api`` is
+    imported: after JAX registered its ``clean_up`` exit handler (jax/_src/api.py, 0.10.2),
+    so it runs before that clears the backends (``atexit`` runs the last registered first)."""
+    global _exit_registered
+    if not _exit_registered:
+        import atexit
+
+        atexit.register(record_process)
+        _exit_registered = True
 
 
 _EXC_CACHE: dict[str, type] = {}

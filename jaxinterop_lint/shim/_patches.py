@@ -15,13 +15,17 @@ or right after it finishes importing, by the import hook of ``_hook.py``):
   ``__cuda_array_interface__`` (a property).  The class is a C++ (nanobind) type, but these
   entries live in its ``__dict__`` and are assignable on jax 0.10.2 (JAX itself sets the Python
   ones there with ``use_cpp_class``), so they are replaced in place and put back as the very
-  same objects.  The buffer protocol (``memoryview(x)``) is a C slot, not patchable: it is not
-  intercepted (JAX raises its own BufferError there unaided);
+  same objects.  The buffer protocol itself is a C slot of the class (``bf_getbuffer``), not
+  assignable before Python 3.12, so ``memoryview(x)`` is watched at the name: the builtin
+  ``memoryview`` is replaced by :class:`ShimMemoryview` (``isinstance(m, memoryview)`` still
+  holds for real views).  Buffer-protocol users in C (a numba kernel launch, ``bytes(x)``)
+  are not seen; JAX raises its own BufferError there unaided;
 * the FFI ``Buffer`` class (``jax._src.lib.ffi.Buffer``): ``__dlpack__`` and ``__array__``, to
   record copying exports (JXI004); JAX raises its own error, the shim annotates it.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import sys
 import types
@@ -51,7 +55,8 @@ MODULE_TARGETS: dict[str, list[tuple[str, str, str]]] = {
 }
 ARRAY_MODULE = "jax._src.array"  # defines ArrayImpl's Python methods on the C++ class
 BUFFER_MODULE = "jax._src.buffer_callback"  # exports the FFI Buffer class
-ALL_MODULES = frozenset(MODULE_TARGETS) | {ARRAY_MODULE, BUFFER_MODULE}
+API_MODULE = "jax._src.api"  # registers JAX's exit handler (clean_up: clears the backends)
+ALL_MODULES = frozenset(MODULE_TARGETS) | {ARRAY_MODULE, BUFFER_MODULE, API_MODULE}
 
 # (owner, attribute, original value or _ABSENT) in patch order; uninstall() replays it backwards.
 _PATCHED: list[tuple[Any, str, Any]] = []
@@ -143,8 +148,10 @@ def _array_hit(orig, consumer, code, path_key, x, args, kwargs):
     n = _core.num_devices(x)
     if n <= 1 or GUARD.depth or not STATE.installed:
         return orig(*args, **kwargs)
-    site = _core.site_of(_core.user_frame())
-    _core.record(code, consumer, path_key, x, "array", site)
+    frame = _core.user_frame()
+    site = _core.site_of(frame)
+    _core.record(code, consumer, path_key, x, "array", site, _core.stack_of(frame))
+    del frame
     if STATE.mode == "raise":
         raise _core.make_exception(path_key, n, code, consumer, site)
     GUARD.depth += 1
@@ -158,8 +165,10 @@ def _buffer_hit(orig, consumer, path_key, x, args, kwargs):
     """An FFI Buffer is exported with a copy (JXI004): record it, let JAX raise, annotate that."""
     if GUARD.depth or not STATE.installed:
         return orig(*args, **kwargs)
-    site = _core.site_of(_core.user_frame())
-    _core.record("JXI004", consumer, path_key, x, "buffer", site)
+    frame = _core.user_frame()
+    site = _core.site_of(frame)
+    _core.record("JXI004", consumer, path_key, x, "buffer", site, _core.stack_of(frame))
+    del frame
     GUARD.depth += 1
     try:
         return orig(*args, **kwargs)
@@ -258,7 +267,9 @@ def _resolve(module: Any, dotted: str) -> tuple[Any, str] | None:
 
 def patch_module(name: str, module: Any) -> None:
     """Patch what the shim watches in the just-imported (or already imported) module ``name``."""
-    if name == ARRAY_MODULE:
+    if name == API_MODULE:
+        _core.register_exit()   # after JAX's own handler, so it runs before the backends go
+    elif name == ARRAY_MODULE:
         patch_array_class(module.ArrayImpl)
     elif name == BUFFER_MODULE:
         buffer_cls = getattr(module, "Buffer", None)
@@ -284,6 +295,44 @@ def patch_array_class(cls: type) -> None:
             _set(cls, name, functools.partial(method_wrapper, name=name))
     if isinstance(vars(cls).get("__cuda_array_interface__"), property):
         _set(cls, "__cuda_array_interface__", cai_property)
+
+
+_REAL_MEMORYVIEW = builtins.memoryview
+
+
+class _MemoryviewType(type):
+    """Metaclass of :class:`ShimMemoryview`: instance and subclass checks, and attributes
+    (``memoryview.cast``), answer for the real ``memoryview``."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, _REAL_MEMORYVIEW)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, _REAL_MEMORYVIEW)
+
+    def __getattr__(cls, name):
+        return getattr(_REAL_MEMORYVIEW, name)
+
+
+class ShimMemoryview(metaclass=_MemoryviewType):
+    """What ``builtins.memoryview`` is while the shim is installed: ``memoryview(x)`` of a
+    multi-device jax.Array is a hit (JXI003, path ``buffer_protocol``: jax-interop.md
+    section 2, ``PyArray_bf_getbuffer`` in jaxlib/xla/py_array.cc, run on jax 0.10.2);
+    every call returns a real ``memoryview``."""
+
+    __jaxinterop_shim__ = True
+    __wrapped__ = _REAL_MEMORYVIEW
+
+    def __new__(cls, obj):
+        if WATCHED.get(type(obj)) == "array":
+            code, path_key = CONSUMERS["memoryview"]
+            return _array_hit(_REAL_MEMORYVIEW, "memoryview", code, path_key, obj, (obj,), {})
+        return _REAL_MEMORYVIEW(obj)
+
+
+def patch_builtins() -> None:
+    """Watch ``memoryview(x)``: put :class:`ShimMemoryview` in place of the builtin."""
+    _set(builtins, "memoryview", lambda original: ShimMemoryview)
 
 
 def unwatch_all() -> None:

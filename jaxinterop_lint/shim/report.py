@@ -85,8 +85,11 @@ def _problem(hit) -> str | None:
     return None
 
 
-def read_hits(base: str, errors: list[str] | None = None) -> list[dict]:
+def read_hits(base: str, errors: list[str] | None = None, processes: list[dict] | None = None) -> list[dict]:
     """Every hit recorded under the report ``base`` (its own file and per-process files).
+
+    Lines ``{"event": "process", "pid", "device_count", "hits"}`` (what each recording process
+    writes at exit) are no hits: they go to ``processes`` when given, else are skipped.
 
     Strict without ``errors``: raises :class:`CorruptReport` for undecodable bytes or a line
     that is not a hit record (a JSON object with ``path``, ``line``, ``code``, ``consumer``).
@@ -105,6 +108,10 @@ def read_hits(base: str, errors: list[str] | None = None) -> list[dict]:
                     hit = json.loads(line)
                 except ValueError:
                     hit = None
+                if isinstance(hit, dict) and hit.get("event") == "process":
+                    if processes is not None:
+                        processes.append(hit)
+                    continue
                 problem = _problem(hit)
                 if problem is not None:
                     message = f"{path}:{number}: {problem}: not a report the shim wrote"
