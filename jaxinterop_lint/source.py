@@ -4,6 +4,7 @@ guarding libcst against pathological nesting, and parsing.  Every failure is a
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import os
 import re
@@ -31,6 +32,9 @@ class SourceError(Exception):
         self.column = column
 
 
+_NOT_BYTE_POSITIONS = frozenset({"punycode", "idna"})
+
+
 def decode(data: bytes, path: str = "<string>") -> str:
     """Decode Python source bytes as the interpreter would (BOM, PEP 263 cookie, UTF-8).
 
@@ -46,6 +50,10 @@ def decode(data: bytes, path: str = "<string>") -> str:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:  # the line and column of the first bad byte
+        if codecs.lookup(encoding).name in _NOT_BYTE_POSITIONS:
+            # punycode's and idna's positions index their own parts of the text, not its bytes
+            # (and Python 3.10-3.12 raise a plain UnicodeError there): the file, line 1
+            raise SourceError(f"cannot decode as {encoding}: {_one_line(exc)}") from None
         start = exc.start
         line = data.count(b"\n", 0, start) + 1
         column = start - (data.rfind(b"\n", 0, start) + 1) + 1
