@@ -87,10 +87,7 @@ class ContextsMixin:
         f = self.plan.facts(path)
         if f is None or f["sink"]:
             return True
-        by_target: dict = {}
-        for t, k in self.plan.targets(path):
-            if t != path and (self.plan.facts(t) or {}).get("sink"):
-                by_target.setdefault(t, set()).add(k)
+        by_target = self.demand.consumer_targets(path)
         self._relay_asked[path] = sorted(by_target)
         return any(self.project.exporting_of(t, _names(ks), bool) for t, ks in sorted(by_target.items()))
 

@@ -96,9 +96,18 @@ class Demand:
         known = self._relays.get(path)
         if known is None:
             f = self.plan.facts(path)
-            known = self._relays[path] = bool(f and (f["sink"] or any(
-                t != path and (self.plan.facts(t) or {}).get("sink") for t, _ in self.plan.targets(path))))
+            known = self._relays[path] = bool(f and (f["sink"] or self.consumer_targets(path)))
         return known
+
+    def consumer_targets(self, path: str) -> dict:
+        """``{module file: names taken}`` of the modules naming a consumer that ``path``
+        takes names from (None among the names: the module itself), read from the import
+        graph."""
+        out: dict = {}
+        for t, k in self.plan.targets(path):
+            if t != path and (self.plan.facts(t) or {}).get("sink"):
+                out.setdefault(t, set()).add(k)
+        return out
 
     def handing_out(self, path: str, exporting) -> frozenset:
         """The top-level names of ``path`` that are in ``exporting`` (names of its units
