@@ -131,7 +131,8 @@ def test_fix_on_standard_input_prints_the_fixed_text(tree):
     assert r.returncode == 1 and "+    return arr.addressable_data(0)" in r.stdout
     r = run_cli("--fix-only", "-", input="x = (\n", cwd=tree)
     assert r.returncode == 0 and r.stdout == "x = (\n"                 # no interop word: never parsed
-    broken = "import jax\nimport torch\ny = jax.device_put(x, s)\nt = torch.from_dlpack(y\n"   # JAX code reaches it
+    # JAX code reaches it (a sharding: a placement alone makes nothing multi-device)
+    broken = "import jax\nimport torch\ny = jax.device_put(x, jax.NamedSharding(m, s))\nt = torch.from_dlpack(y\n"
     r = run_cli("--fix", "-", input=broken, cwd=tree)
     assert r.returncode == 2 and r.stdout == broken and "-:" in r.stderr
     latin = "# -*- coding: latin-1 -*-\n# caf\xe9\n".encode("latin-1") + FIXABLE.encode()

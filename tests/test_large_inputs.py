@@ -55,7 +55,7 @@ def test_other_code_is_never_shrunk(code, monkeypatch):
 
 def test_a_syntax_error_in_a_long_list_is_still_reported(monkeypatch):
     monkeypatch.setattr(size, "SHRINK_FROM", 0)
-    code = f"import jax\nimport torch\nx = [{ITEMS.replace(', 5,', ' 5,')}]\nt = torch.from_dlpack(jax.device_put(x, s))\n"
+    code = f"import jax\nimport torch\nx = [{ITEMS.replace(', 5,', ' 5,')}]\nt = torch.from_dlpack(jax.device_put(x, jax.NamedSharding(m, s)))\n"
     r = lint_source(code, "m.py", Config())
     assert r.error is not None and "syntax" in r.error.message
 

@@ -63,7 +63,7 @@ def test_lazy_statements_agree_with_ast_on_the_package_and_the_fixtures():
 
 BIG = "import jax\nimport torch\n\n" + "".join(
     f"def filler_{i}(a):\n    b = a * {i}\n    return b + {i}\n\n" for i in range(150)) + \
-    "def export(x, s):\n    return torch.from_dlpack(jax.device_put(x, s))\n"
+    "def export(x, s):\n    return torch.from_dlpack(jax.device_put(x, jax.NamedSharding(m, s)))\n"
 
 
 def test_only_the_defs_a_question_needs_are_parsed():
@@ -90,8 +90,8 @@ def test_a_def_cut_wrongly_from_the_text_falls_back_to_the_whole_reading(monkeyp
 
 
 def test_a_syntax_error_in_code_the_analysis_reads_is_reported():
-    text = BIG.replace("    return torch.from_dlpack(jax.device_put(x, s))\n",
-                       "    return torch.from_dlpack(jax.device_put(x, s)\n")
+    text = BIG.replace("    return torch.from_dlpack(jax.device_put(x, jax.NamedSharding(m, s)))\n",
+                       "    return torch.from_dlpack(jax.device_put(x, jax.NamedSharding(m, s))\n")
     result = lint_source(text, "big.py", Config())
     assert result.error is not None and "syntax error" in str(result.error)
 

@@ -13,7 +13,7 @@ FILES = {
     "pyproject.toml": "[project]\nname = 'p'\n",
     "pkg/__init__.py": "",
     # JAX code: one name places values on devices, the other does not
-    "pkg/placed.py": "import jax\n\n\ndef place(x, s):\n    return jax.device_put(x, s)\n\n\n"
+    "pkg/placed.py": "import jax\n\n\ndef place(x, m):\n    return jax.device_put(x, jax.NamedSharding(m, jax.P()))\n\n\n"
                      "def host(x):\n    return x + 1\n",
     # imports jax, but no unit names a JAX word
     "pkg/quiet.py": "import jax\n\n\ndef version():\n    return '1'\n",

@@ -14,7 +14,7 @@ import scan_reference as ref
 
 from jaxinterop_lint import Config
 from jaxinterop_lint.pipeline import scan, toplevel
-from jaxinterop_lint.pipeline.facts import facts_of, words_for
+from jaxinterop_lint.pipeline.facts import ORIGIN_WEAK, facts_of, words_for
 from jaxinterop_lint.pipeline.run import Session
 from jaxinterop_lint.pipeline.words import DEFAULT, bare_roles
 
@@ -112,7 +112,7 @@ def test_carriage_return_line_ends_are_lines():
     text = "import torch\rfrom jax import device_put\r\ndef f(x):\r    return torch.as_tensor(x)\r"
     f = facts_of(text, "", words_for(Config()))
     assert f["imports"] == [["torch", None], ["jax", [["device_put", None]]]]
-    assert f["sink"] is True and f["origin"] is True
+    assert f["sink"] is True and f["origin"] == ORIGIN_WEAK       # a placement, no sharding
     assert toplevel.units_of(scan.plain_lines(text)) == [(("f",), "def f(x):\n    return torch.as_tensor(x)\n")]
 
 

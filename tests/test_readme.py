@@ -193,7 +193,7 @@ def test_files_without_interop_words_are_never_parsed(tmp_path):
     files are syntax-checked."""
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "broken_torch.py").write_text("import torch\nt = torch.from_dlpack(\n")   # no JAX reaches it
-    (tmp_path / "broken_export.py").write_text("import jax\nimport torch\ny = jax.device_put(x, s)\n"
+    (tmp_path / "broken_export.py").write_text("import jax\nimport torch\ny = jax.device_put(x, jax.NamedSharding(m, s))\n"
                                                "t = torch.from_dlpack(y\n")
     for name in ("broken.py", "broken_torch.py"):
         r = run_cli(name, cwd=tmp_path)

@@ -20,7 +20,7 @@ from jaxinterop_lint import Config, engine, lint_source
 from jaxinterop_lint.engine import SourceError, lint_paths, read_source
 
 # A file JAX code reaches and that names a consumer: the plan parses it (issue 16).
-WORD = "import torch, jax\ny = torch.from_dlpack(jax.device_put(x))\n"
+WORD = "import torch, jax\ny = torch.from_dlpack(jax.device_put(x, jax.NamedSharding(m, s)))\n"
 GOOD = ("import jax, torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
         "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n")
 GOOD_FINDING = "good.py:4:5: JXI002"
@@ -53,7 +53,7 @@ BAD_FILES = {
     "syntax.py": (WORD.encode() + b"def f(:\n    pass\n", 3, 7, r"syntax error"),
     "utf8.py": (WORD.encode() + b"s = '\xff\xfe'\n", 3, 6, r"cannot decode as utf-8"),
     "nul.py": (WORD.encode() + b"z = 1\x00\n", 3, 1, r"NUL byte"),
-    "python2.py": (b"import torch, jax\nprint 'x'\ny = torch.from_dlpack(jax.device_put(x))\n", 2, None, r"syntax error: Missing parentheses"),
+    "python2.py": (b"import torch, jax\nprint 'x'\ny = torch.from_dlpack(jax.device_put(x, jax.NamedSharding(m, s)))\n", 2, None, r"syntax error: Missing parentheses"),
     "codec.py": (b"# -*- coding: klingon -*-\n" + WORD.encode(), 1, 1, r"unknown encoding: klingon"),
     "nested.py": (WORD.encode() + b"z = " + b"(" * 5000 + b"1" + b")" * 5000 + b"\n", 3, None,
                   r"too many nested parentheses"),
@@ -227,7 +227,7 @@ def test_nesting_that_crashes_libcst_with_syntax_cpython_cannot_check(tmp_path):
     """Newer syntax (CPython 3.11 rejects it) plus unary nesting that overflows libcst's
     native stack: the probe in a child process refuses it, this process survives."""
     # (z is exported: the masking keeps its statement, so the parser would be given it)
-    text = "import torch, jax\ntype X = int\nw = 1\nz = (" + "-\n" * 30000 + "1)\ny = torch.from_dlpack(jax.device_put(z))\n"
+    text = "import torch, jax\ntype X = int\nw = 1\nz = (" + "-\n" * 30000 + "1)\ny = torch.from_dlpack(jax.device_put(z, jax.NamedSharding(m, s)))\n"
     r = lint_source(text, "deep.py")
     assert r.error is not None and "too deeply nested" in r.error.message
     assert r.error.line == 4

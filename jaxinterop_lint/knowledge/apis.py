@@ -490,6 +490,14 @@ JAX_ROOTS = frozenset({"jax", "jaxlib", "flax", "equinox", "optax"})
 ORIGIN_TABLES = ("SOURCE_WRAPPERS", "DIRECT_SOURCES", "PLACEMENT_CALLS", "PLACEMENT_KEYWORDS",
                  "PLACEMENT_METHODS", "SHARDING_CONSTRUCTORS", "MESH_SHARDINGS", "PARTITION_SPECS",
                  "MESH_CONTEXTS", "FLAX_REPLICATORS", "DONATION_KEYWORDS")
+# The origin tables that only put a value where their argument says (``jax.device_put(x, s)``,
+# ``jnp.zeros(n, device=s)``, ``x.to_device(s)``): the result spans several devices only when
+# ``s`` is a sharding, and a sharding is only made by the other origin tables (constructors,
+# mesh shardings, partition specs) or read off a multi-device array (``y.sharding``), which
+# they made (analysis/calls.py ``placed``: an unknown placement is no source).  So in a project
+# where no file names a word of the other tables, these words make no multi-device value
+# (pipeline/plan.py ``Plan.weak_counts``).
+WEAK_ORIGIN_TABLES = ("PLACEMENT_CALLS", "PLACEMENT_KEYWORDS", "PLACEMENT_METHODS")
 # The tables that state a placement's device count (a mesh shape, a device list): a
 # module-level name defined with them decides whether a sharding made from it spans several
 # devices, so the plan analyses the module defining it for an importer that takes it

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from .facts import named
+from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, named
 from .scan import Aliases, bound_names, consumer_in, plain_lines, taken_names, uses_any
 from .toplevel import IDENT, strip_prose, units_of
 
@@ -55,11 +55,13 @@ def _search(memo: dict, start, step) -> bool:
 
 class Carriers:
     """Units and carriers of a :class:`~.plan.Plan` (which supplies ``facts``, ``targets``,
-    ``_bound``, ``texts``, ``reader`` and ``words``)."""
+    ``_bound``, ``texts``, ``reader``, ``words`` and ``counts``)."""
 
     def units(self, path: str) -> dict:
-        """``{name: (names JAX words?, names used)}`` for every top-level name ``path``
-        defines (functions, classes, module-level assignments); names used are those bound
+        """``{name: (origin level, names used)}`` for every top-level name ``path``
+        defines (functions, classes, module-level assignments); the level says which JAX
+        words it names (:data:`~.facts.ORIGIN_STRONG`; :meth:`~.plan.Plan.counts` says
+        whether it makes the name a carrier); names used are those bound
         by the file's project imports and its own top-level names."""
         if path in self._units:
             return self._units[path]
@@ -70,7 +72,7 @@ class Carriers:
             return out
         self.targets(path)                          # the names its imports bind
         if isinstance(f.get("units"), dict):      # stored with the facts: no reading
-            out.update({n: (bool(o), frozenset(u)) for n, (o, u) in f["units"].items()})
+            out.update({n: (int(o), frozenset(u)) for n, (o, u) in f["units"].items()})
             return out
         try:
             text = self.texts.get(path)
@@ -86,7 +88,9 @@ class Carriers:
         # names bound by the text's imports, resolved or not: the units are stored with the
         # facts (by this file's hash), so they must not depend on which modules exist now
         known = set(self._bound.get(path, {})) | bound_names(text) | {n for names, _ in units for n in names}
-        rooted = {r: n for r, n in self.words.origins.items() if r is not None and r in roots}
+        w = self.words
+        rooted = {r: n for r, n in w.origins.items() if r is not None and r in roots}
+        rooted_strong = {r: n for r, n in w.strong_origins.items() if r is not None and r in roots}
         for names, body in units:
             if not names:
                 continue
@@ -95,13 +99,23 @@ class Carriers:
             # A JAX word counts only in a unit that names JAX itself (a name a JAX import
             # binds: ``jax``, ``jnp``, ``NamedSharding``): ``torch.xpu.device_count()`` in a
             # module that imports jax elsewhere is no JAX code.
-            origin = bool(rooted) and named(body, rooted, roots, False) or (
-                jax and uses_any(body, jax_names) and (named(body, self.words.origins, roots, jax) or (
-                    not _DEFINES_UNIT.match(body) and named(body, self.words.counts, roots, jax))))
+            # The level (facts.ORIGIN_STRONG): a placement word, or a device-count word of
+            # a module-level value, makes a multi-device value only from a sharding made
+            # elsewhere (Plan.weak_counts).
+            named_jax = jax and uses_any(body, jax_names)
+            if rooted_strong and named(body, rooted_strong, roots, False) or (
+                    named_jax and named(body, w.strong_origins, roots, jax)):
+                origin = ORIGIN_STRONG
+            elif rooted and named(body, rooted, roots, False) or named_jax and (
+                    named(body, w.origins, roots, jax) or (
+                        not _DEFINES_UNIT.match(body) and named(body, w.counts, roots, jax))):
+                origin = ORIGIN_WEAK
+            else:
+                origin = ORIGIN_NONE
             used = frozenset(known.intersection(IDENT.findall(body)))
             for name in names:
                 old = out.get(name)
-                out[name] = (origin or bool(old and old[0]), used | (old[1] if old else frozenset()))
+                out[name] = (max(origin, old[0] if old else ORIGIN_NONE), used | (old[1] if old else frozenset()))
         f["units"] = {n: [o, sorted(u)] for n, (o, u) in out.items()}
         return out
 
@@ -153,7 +167,7 @@ class Carriers:
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         if not roots & self.words.jax_roots and not any(r is not None and r in roots for r in self.words.origins):
             return False
-        return any(origin for origin, _ in self.units(path).values())
+        return any(self.counts(origin) for origin, _ in self.units(path).values())
 
     def _carrier_step(self, path: str, name) -> tuple:
         """``(whether the unit ``name`` of ``path`` names JAX words, the (module, name)
@@ -162,11 +176,11 @@ class Carriers:
         bound = self._bound.get(path, {})
         if name is None:
             if os.path.basename(path) == "__init__.py":
-                return any(origin for origin, _ in u.values()), ()
+                return any(self.counts(origin) for origin, _ in u.values()), ()
             return False, [(path, n) for n in u]
         if name in u:
             origin, used = u[name]
-            if origin:
+            if self.counts(origin):
                 return True, ()
             succ = []
             for n in sorted(used):

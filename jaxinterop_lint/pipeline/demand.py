@@ -194,7 +194,7 @@ class Demand:
         local = {n for defined, _ in units for n in defined}
         for i in reached:
             defined, ids = units[i]
-            if f["origin"] and not defined:
+            if plan.counts(f["origin"]) and not defined:
                 return True     # a module-level statement of a file naming JAX words
             for n in sorted(ids & local):
                 if plan.carrier_name(caller, n):

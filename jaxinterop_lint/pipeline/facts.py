@@ -6,8 +6,9 @@ plans without reading).
 - ``sink``: whether it names a consumer (:data:`~.words.DEFAULT`, or a configuration's);
 - ``alone`` / ``alone_reached``: words that alone make a finding (removed APIs, FFI
   callbacks), where a JAX root is imported / where JAX code must reach the file;
-- ``origin`` (JAX words: where multi-device values start) and ``annot`` (array
-  annotations, opt-in JXI009), filled in by :func:`more_facts` when the plan asks.
+- ``origin`` (JAX words: where multi-device values start, as a level:
+  :data:`ORIGIN_STRONG`) and ``annot`` (array annotations, opt-in JXI009), filled in by
+  :func:`more_facts` when the plan asks.
 
 The plan adds ``units``, ``sink_uses`` and ``defs`` when it computes them (see
 :class:`~.plan.Plan`); :data:`FACTS_VERSION` names the shape.
@@ -19,7 +20,7 @@ from .scan import Present, alone, consumer, guards_of, imports_of, plain_lines, 
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
                     count_words, jax_words)
 
-FACTS_VERSION = 16
+FACTS_VERSION = 17
 
 
 class Words:
@@ -28,6 +29,8 @@ class Words:
     def __init__(self, extra_sinks=(), extra_sources=()):
         self.sinks: Prefilter = build(tuple(sorted(extra_sinks))) if extra_sinks else DEFAULT
         self.origins = jax_words(tuple(extra_sources)).by_root()
+        # the origin words that make a multi-device value by themselves (ORIGIN_STRONG)
+        self.strong_origins = jax_words(tuple(extra_sources), strong=True).by_root()
         self.counts = count_words().by_root()
         bare = bare_jax_words()
         self.qualified_origins = {r: tuple(n for n in names if n not in bare) for r, names in self.origins.items()}
@@ -99,9 +102,23 @@ def more_facts(f: dict, text: str, w: Words) -> dict:
     text = plain_lines(text)
     roots = {m.split(".")[0] for m, _ in f["imports"]}
     jax = bool(roots & w.jax_roots)
-    f["origin"] = named(text, w.origins, roots, jax)
+    f["origin"] = origin_level(text, w, roots, jax)
     f["annot"] = named(text, w.annotations, roots, jax)
     return f
+
+
+# Origin levels (the ``origin`` fact of a file, the first item of a unit of ``Plan.units``):
+# no JAX word; only placement words (``apis.WEAK_ORIGIN_TABLES``: multi-device only with a
+# sharding made elsewhere); a word that makes a multi-device value by itself.
+ORIGIN_NONE, ORIGIN_WEAK, ORIGIN_STRONG = 0, 1, 2
+
+
+def origin_level(text: str, w: Words, roots: set, jax: bool) -> int:
+    """The origin level of ``text`` (see :data:`ORIGIN_STRONG`): which JAX words it names
+    (:func:`named` of ``w.strong_origins``, then of ``w.origins``)."""
+    if named(text, w.strong_origins, roots, jax):
+        return ORIGIN_STRONG
+    return ORIGIN_WEAK if named(text, w.origins, roots, jax) else ORIGIN_NONE
 
 
 def can_find(f: dict, enabled, w: Words) -> bool:

@@ -35,7 +35,7 @@ from typing import Optional
 
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
 from .carriers import Carriers
-from .facts import FACTS_VERSION, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
+from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
 from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use, plain_lines,  # noqa: F401
@@ -74,6 +74,8 @@ class Plan(Carriers):
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self._absent: dict = {}
         self._too_many: set = set()
+        self._weak: Optional[bool] = None   # weak_counts, decided on first use
+        self._reach: dict = {}          # path -> whether a name it takes carries (reach)
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
 
     @property
@@ -83,6 +85,49 @@ class Plan(Carriers):
         if self._words is None:
             self._words = words_for(self._config)
         return self._words
+
+    # -- origin levels ---------------------------------------------------------------------
+    def counts(self, level) -> bool:
+        """Whether a unit or file of origin ``level`` (:data:`~.facts.ORIGIN_STRONG`) can make
+        a multi-device value: a word that makes one by itself always, a placement word only
+        where :meth:`weak_counts`."""
+        return level == ORIGIN_STRONG or bool(level) and self.weak_counts()
+
+    def weak_counts(self) -> bool:
+        """Whether placement words (``jax.device_put(x, s)``, ``device=s``: the tables of
+        ``apis.WEAK_ORIGIN_TABLES``) can make a multi-device value in this run: a file of the
+        project names a word that makes a sharding or a multi-device value by itself (its
+        ``origin`` fact is :data:`~.facts.ORIGIN_STRONG`), or JXI009 is on (an annotated
+        parameter's ``.sharding``).  Otherwise no sharding exists for a placement to put a
+        value on (analysis/calls.py ``placed``: an unknown placement is no source), and the
+        PyTorch code such a project hands its arrays to is never parsed (issue 16: torchrl
+        names ``jax.device_put(arr, self._jax_device)`` and no sharding anywhere).  Decided
+        once per plan: the files whose facts are known first, then the reported files, then
+        the project's files (:func:`~.discover.discover` of its root, the default excludes),
+        stopping at the first such file.  Every file read is one the plan read, so a result
+        that holds while those are unchanged (:meth:`consulted`, the plan's epoch) was decided
+        with the same answer, and a file that starts naming such a word is read again."""
+        if self._weak is None:
+            self._weak = "JXI009" in self.enabled or self._names_strong()
+        return self._weak
+
+    def _names_strong(self) -> bool:
+        seen: set = set()
+
+        def strong(path: str) -> bool:
+            if path in seen:
+                return False
+            seen.add(path)
+            f = self.full_facts(path)
+            return bool(f) and f.get("origin") == ORIGIN_STRONG
+
+        if any(strong(p) for p in list(self._facts)) or any(strong(p) for p in sorted(self.reported)):
+            return True
+        if self.index is None:
+            return False
+        from .discover import discover
+
+        return any(strong(os.path.abspath(p)) for p in discover([self.index.root]) if p.endswith(".py"))
 
     def is_reported(self, path: str) -> bool:
         """Whether the file ``path`` (absolute) is among the reported files."""
@@ -190,12 +235,16 @@ class Plan(Carriers):
         f = self.full_facts(path)
         if f is None:
             return False
-        if f["origin"]:
+        if self.counts(f["origin"]):
             return True
         if decides:
             self.reach_asked.add(path)
-        self.targets(path)
-        return any(t != path and self.carrier_name(t, n) for ts in self._bound.get(path, {}).values() for t, n in ts)
+        known = self._reach.get(path)
+        if known is None:   # asked again and again by the demand's questions (transformers: 20,000 times)
+            self.targets(path)
+            known = self._reach[path] = any(t != path and self.carrier_name(t, n)
+                                            for ts in self._bound.get(path, {}).values() for t, n in ts)
+        return known
 
     def direct(self, path: str) -> bool:
         """Whether ``path`` can make a finding by itself (see the module docstring)."""
@@ -221,7 +270,7 @@ class Plan(Carriers):
         f = self.full_facts(path)
         if f is None:
             return False
-        if f["origin"] or self.index is None:
+        if self.counts(f["origin"]) or self.index is None:
             return self.reach(path)
         self.reach_asked.add(path)
         self.targets(path)

@@ -29,12 +29,14 @@ from .session import Session, _frozen  # noqa: F401
 def lint_lone(text: str, given: str, config, force: bool = False) -> FileResult:
     """Lint one text with no project (the API's :func:`~jaxinterop_lint.engine.lint_source`
     without ``project``): parsed only when the plan says it can make a finding."""
-    from .plan import can_find, facts_of, words_for
+    from .plan import ORIGIN_STRONG, can_find, facts_of, words_for
 
     w = words_for(config)
     facts = facts_of(text, "", w)
     enabled = config.enabled()
-    can = can_find(facts, enabled, w) or facts["sink"] and facts["origin"]
+    # alone, a placement word makes nothing multi-device without a sharding (facts.ORIGIN_STRONG)
+    can = can_find(facts, enabled, w) or facts["sink"] and (
+        facts["origin"] == ORIGIN_STRONG or facts["origin"] and "JXI009" in enabled)
     if not (force or can):
         return select(NOT_ANALYSED, given, config, lambda: text)   # its noqa directives may be judged (JXI100)
 

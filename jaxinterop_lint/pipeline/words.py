@@ -42,7 +42,7 @@ OTHER_TABLES = frozenset({
     "FFI_OTHER_COPIES", "FFI_MISSING_COPY_METHODS", "FFI_COPY_FAILURES", "FFI_COPYING_BY_DEFAULT",
     "FFI_COPY_IF_ASKED", "FFI_ZERO_COPY_VIEWS", "REMOVED_CALLS", "REMOVED_ATTRIBUTES",
     "CAPSULE_CONSUMERS", "CAPSULE_PRODUCER_NAMES", "EXCEPTION_BASES", "ARRAY_ANNOTATIONS",
-    "JAX_ROOTS", "PROTOCOL_RULE", "ORIGIN_TABLES", "COUNT_TABLES", "PLACEMENT_MODULES",
+    "JAX_ROOTS", "PROTOCOL_RULE", "ORIGIN_TABLES", "WEAK_ORIGIN_TABLES", "COUNT_TABLES", "PLACEMENT_MODULES",
 })
 
 
@@ -189,12 +189,15 @@ def _pairs(names: Iterable[str]) -> set:
     return out
 
 
-def jax_words(extra_sources=()) -> Words:
+def jax_words(extra_sources=(), strong: bool = False) -> Words:
     """Where multi-device values start: the names of the origin tables, plus the
-    configuration's ``extend-sources`` (counted where their own root is imported)."""
+    configuration's ``extend-sources`` (counted where their own root is imported).  With
+    ``strong``, only the tables that make one by themselves (all but
+    ``apis.WEAK_ORIGIN_TABLES``)."""
     names: set = set()
-    for value in origin_tables().values():
-        names.update(_names(value))
+    for table, value in origin_tables().items():
+        if not (strong and table in apis.WEAK_ORIGIN_TABLES):
+            names.update(_names(value))
     # ``PmapSharding.default`` is spelled with ``PmapSharding``: the parent's word covers it
     names = {q for q in names if "." not in q or q.rsplit(".", 1)[0] not in names}
     pairs = _pairs(names)
