@@ -282,3 +282,68 @@ def test_a_relay_taking_nothing_that_exports_is_never_analysed_and_an_edit_that_
     got = sorted((os.path.basename(f.path), f.line, f.code) for f in cached.findings)
     assert got == sorted((os.path.basename(f.path), f.line, f.code) for f in fresh.findings) == [
         ("relay_bridge.py", 9, "JXI002"), ("relay_bridge.py", 17, "JXI002")]
+
+
+SPLIT_CONVERT = '''\
+import torch
+
+
+def to_torch(v):
+    return torch.from_dlpack(v)
+
+
+def shape_of(v):
+    return tuple(v.shape)
+'''
+SPLIT_BRIDGE = '''\
+from relay_convert import shape_of
+
+
+def describe(v):
+    return shape_of(v)
+
+
+class Report:
+    def rows(self, v):
+        return self.first(v)
+
+    def first(self, v):
+        return describe(v)[0]
+'''
+SPLIT_MAIN = '''\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from relay_bridge import Report, describe
+
+mesh = jax.make_mesh((len(jax.devices()),), ("x",))
+
+
+def run():
+    y = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("x")))
+    return describe(y), Report().rows(y)
+'''
+
+
+def test_a_relay_taking_only_a_name_that_does_not_export_is_never_analysed(tmp_path):
+    """Session.relays_an_export asks whether a name the relay takes from a consumer's
+    module holds an exporting function, not whether that module has one anywhere: the
+    relay takes ``shape_of`` (no export) from a module whose ``to_torch`` exports, so its
+    own functions are never analysed for its callers' contexts (keras' testing/test_case.py
+    takes ``get_device`` from the PyTorch backend's core.py).  Taking ``to_torch`` as well
+    judges it with its callers."""
+    root = tmp_path
+    (root / "relay_convert.py").write_text(SPLIT_CONVERT)
+    (root / "relay_bridge.py").write_text(SPLIT_BRIDGE)
+    (root / "relay_main.py").write_text(SPLIT_MAIN)
+    (root / "pyproject.toml").write_text("")
+    bridge = str(root / "relay_bridge.py")
+    PARSES.clear()
+    quiet = lint_paths([str(root)], Config(), project_root=str(root), use_cache=False)
+    assert quiet.findings == [] and bridge not in PARSES
+    (root / "relay_bridge.py").write_text(SPLIT_BRIDGE.replace(
+        "import shape_of", "import shape_of, to_torch").replace("describe(v)[0]", "to_torch(v)"))
+    judged = lint_paths([str(root)], Config(), project_root=str(root), use_cache=False)
+    assert [(os.path.basename(f.path), f.line, f.code) for f in judged.findings] == [
+        ("relay_bridge.py", 13, "JXI002")]

@@ -70,15 +70,15 @@ class ContextsMixin:
         if not takers or not self.relays_an_export(path):
             return []
         taken = self.plan.importers.get(path, {})
-        if not self.project.exporting_of(path, _names(set().union(*(taken.get(a, {None}) for a in takers))), bool):
+        if not self.exports_through(path, set().union(*(taken.get(a, {None}) for a in takers)), relayed=False):
             return []
         return takers
 
     def relays_an_export(self, path: str) -> bool:
         """For a file naming no consumer (a relay by :meth:`Demand.relays`: it takes names
         from modules that name one), whether one of the names it takes from such a module
-        holds an exporting function (the analysis of those modules, stopping at the first:
-        ``Project.exporting_of``); True for a file naming a consumer.  Without one, no
+        can hand over an exporting function (:meth:`exports_through`: the analysis of those
+        modules, stopping at the first); True for a file naming a consumer.  Without one, no
         function of ``path`` can export in one step, and its own functions are never
         analysed for the question (issue 16: keras' ``models/model.py`` takes its
         ``Trainer`` base class from the PyTorch backend, and proving that none of its
@@ -89,7 +89,21 @@ class ContextsMixin:
             return True
         by_target = self.demand.consumer_targets(path)
         self._relay_asked[path] = sorted(by_target)
-        return any(self.project.exporting_of(t, _names(ks), bool) for t, ks in sorted(by_target.items()))
+        return any(self.exports_through(t, ks) for t, ks in sorted(by_target.items()))
+
+    def exports_through(self, target: str, names, relayed: bool = True) -> bool:
+        """Whether one of ``names`` (taken from the project file ``target``: None the
+        module, ``*`` all) can hand over an exporting function (:meth:`Demand.hands_out`;
+        ``relayed`` false: one of ``target``'s own), by the analysis of ``target``, stopping
+        as soon as that is decided (``Project.exporting_tops``); True when it is not known
+        (a cached summary keeps only short names).  Issue 16: an exporting function elsewhere in ``target``
+        does not count (keras' ``testing/test_case.py`` takes ``get_device`` from the
+        PyTorch backend's ``core.py``, whose ``convert_to_tensor`` exports; proving that no
+        method of ``TestCase`` exports analysed 46 modules)."""
+        def enough(tops) -> bool:
+            return tops is None or self.demand.hands_out(target, names, tops, relayed)
+
+        return enough(self.project.exporting_tops(target, _names(names), enough))
 
     def context_takers(self, path: str) -> list:
         """The part of :meth:`context_callers` read from the text (no analysis): the

@@ -109,16 +109,19 @@ class Demand:
                 out.setdefault(t, set()).add(k)
         return out
 
-    def handing_out(self, path: str, exporting) -> frozenset:
+    def handing_out(self, path: str, exporting, relayed: bool = True) -> frozenset:
         """The top-level names of ``path`` that are in ``exporting`` (names of its units
         holding an exporting function or method), or that use a name taken from a module
-        naming a consumer (they may hand out one of its exporting functions or objects),
+        naming a consumer (they may hand out one of its exporting functions or objects;
+        not with ``relayed`` false: only the file's own exporting functions count then),
         or that use such a name of the file (transitively)."""
         plan = self.plan
         units = plan.units(path)
-        bound = plan._bound.get(path, {})
-        sinky = {n for n, ts in bound.items() if any(t != path and (plan.facts(t) or {}).get("sink") for t, _ in ts)}
-        out = set(exporting) | {n for n, (_, used) in units.items() if used & sinky}
+        out = set(exporting)
+        if relayed:
+            bound = plan._bound.get(path, {})
+            sinky = {n for n, ts in bound.items() if any(t != path and (plan.facts(t) or {}).get("sink") for t, _ in ts)}
+            out |= {n for n, (_, used) in units.items() if used & sinky}
         grew = True
         while grew:
             grew = False
@@ -128,15 +131,18 @@ class Demand:
                     grew = True
         return frozenset(out)
 
-    def hands_out(self, path: str, names, exporting) -> bool:
+    def hands_out(self, path: str, names, exporting, relayed: bool = True) -> bool:
         """Whether one of ``names`` (taken from ``path``: None the module, ``*`` all) can
         hand over an exporting function, given ``exporting``, the top-level names of
         ``path`` holding one (from its analysis): a name of :meth:`handing_out` (the module
-        or ``*`` when there is one), or a name ``path`` does not define (a re-export)."""
+        or ``*`` when there is one), or a name ``path`` does not define (a re-export).
+        ``relayed`` false: only ``path``'s own exporting functions count (the names that
+        hold one, or use one of the file, transitively), neither a re-export nor a name
+        taken from another module naming a consumer."""
         units = self.plan.units(path)
-        out = self.handing_out(path, exporting)
+        out = self.handing_out(path, exporting, relayed)
         for k in names:
-            if (k is None or k == "*") and out or k is not None and k != "*" and (k not in units or k in out):
+            if (k is None or k == "*") and out or k is not None and k != "*" and (k in out or relayed and k not in units):
                 return True
         return False
 
