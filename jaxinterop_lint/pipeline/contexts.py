@@ -96,14 +96,16 @@ class ContextsMixin:
         module, ``*`` all) can hand over an exporting function (:meth:`Demand.hands_out`;
         ``relayed`` false: one of ``target``'s own), by the analysis of ``target``, stopping
         as soon as that is decided (``Project.exporting_tops``); True when it is not known
-        (a cached summary keeps only short names).  Issue 16: an exporting function elsewhere in ``target``
-        does not count (keras' ``testing/test_case.py`` takes ``get_device`` from the
-        PyTorch backend's ``core.py``, whose ``convert_to_tensor`` exports; proving that no
-        method of ``TestCase`` exports analysed 46 modules)."""
+        (no project, or a cached summary: it keeps only short names).  Issue 16: an
+        exporting function elsewhere in ``target`` does not count (keras'
+        ``testing/test_case.py`` takes ``get_device`` from the PyTorch backend's
+        ``core.py``, whose ``convert_to_tensor`` exports; proving that no method of
+        ``TestCase`` exports analysed 46 modules)."""
         def enough(tops) -> bool:
             return tops is None or self.demand.hands_out(target, names, tops, relayed)
 
-        return enough(self.project.exporting_tops(target, _names(names), enough))
+        project = self.project
+        return enough(project.exporting_tops(target, _names(names), enough) if project is not None else None)
 
     def context_takers(self, path: str) -> list:
         """The part of :meth:`context_callers` read from the text (no analysis): the

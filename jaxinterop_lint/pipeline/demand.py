@@ -142,7 +142,10 @@ class Demand:
         units = self.plan.units(path)
         out = self.handing_out(path, exporting, relayed)
         for k in names:
-            if (k is None or k == "*") and out or k is not None and k != "*" and (k in out or relayed and k not in units):
+            if k is None or k == "*":
+                if out:
+                    return True
+            elif k in out or (relayed and k not in units):
                 return True
         return False
 

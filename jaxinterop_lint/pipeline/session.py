@@ -18,7 +18,7 @@ from typing import Optional
 
 from ..source import SourceError
 from .analyses import AnalysesMixin
-from .contexts import ContextsMixin, _names
+from .contexts import ContextsMixin
 from .modules import ModuleIndex
 from .read import Reader
 from .results import FileResult, raw_to_json
@@ -137,15 +137,8 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         for t, k in targets:
             if self.plan.calls_exporter([(t, k)], self.plan.consumer_defs):
                 taken.setdefault(t, set()).add(k)
-        for t, ks in sorted(taken.items()):
-            if self.demand.can_pass(path, t, frozenset(ks)):
-                def enough(tops, t=t, ks=ks):
-                    return tops is None or self.demand.hands_out(t, ks, tops)
-
-                tops = self.project.exporting_tops(t, _names(ks), enough) if self.project is not None else None
-                if enough(tops):
-                    return True
-        return False
+        return any(self.demand.can_pass(path, t, frozenset(ks)) and self.exports_through(t, ks)
+                   for t, ks in sorted(taken.items()))
 
     # -- many files ------------------------------------------------------------------------
     def shares(self, path: str) -> bool:
