@@ -138,31 +138,60 @@ class Plan(Carriers):
         """The facts of ``path`` (absolute), None when it cannot be read."""
         if path in self._facts:
             return self._facts[path]
-        f = None
         given = self.texts.get(path)
-        digest = None if given is not None else self.reader.digest(path)
-        if given is None and digest is None:
+        if given is None and self.reader.digest(path) is None:
             self._facts[path] = None
             return None
-        entry = self.store.get(path) if self.store is not None and given is None else None
-        if entry is not None and entry.get("hash") == digest:
-            f = entry.get("facts")
-            if not isinstance(f, dict) or f.get("v") != FACTS_VERSION:
-                f = None
+        f = self._stored_facts(path) if given is None else None
         if f is None:
-            try:
-                text = given if given is not None else self.reader.text(path)
-            except Exception:
-                self._facts[path] = None
-                return None
-            package = self.index.package_of(path) if self.index is not None else ""
-            f = facts_of(text, package, self.words, lazy=True)
-            if self.store is not None and given is None:
-                digest = self.reader.digest(path)
-                if digest is not None:
-                    self.store.put(path, digest, self.reader.stamp_to_store(path), facts=f)
+            f = self.computed_facts(path)
+            if f is not None:
+                self._store_facts(path, f)
         self._facts[path] = f
         return f
+
+    def _stored_facts(self, path: str) -> Optional[dict]:
+        """The facts the store keeps for ``path`` as it is now (its hash), or None."""
+        entry = self.store.get(path) if self.store is not None else None
+        if entry is None or entry.get("hash") != self.reader.digest(path):
+            return None
+        f = entry.get("facts")
+        return f if isinstance(f, dict) and f.get("v") == FACTS_VERSION else None
+
+    def computed_facts(self, path: str) -> Optional[dict]:
+        """:func:`~.facts.facts_of` of the text of ``path`` (given by the caller, else the
+        file's), neither memoised nor stored; None when it cannot be read."""
+        text = self.texts.get(path)
+        if text is None:
+            try:
+                text = self.reader.text(path)
+            except Exception:
+                return None
+        package = self.index.package_of(path) if self.index is not None else ""
+        return facts_of(text, package, self.words, lazy=True)
+
+    def _store_facts(self, path: str, f: dict) -> None:
+        if self.store is not None and path not in self.texts:
+            digest = self.reader.digest(path)
+            if digest is not None:
+                self.store.put(path, digest, self.reader.stamp_to_store(path), facts=f)
+
+    def facts_to_compute(self, paths) -> list:
+        """The files of ``paths`` whose facts :meth:`facts` would compute from a text this
+        run has read already (none known, none stored for that text): what a pool can
+        compute elsewhere (:func:`~.pool.plan_facts`) and hand back (:meth:`take_facts`)."""
+        return [p for p in paths if p not in self._facts and p not in self.texts
+                and self.reader.has_text(p) and self._stored_facts(p) is None]
+
+    def take_facts(self, path: str, f: Optional[dict]) -> None:
+        """Record ``f``, the :meth:`computed_facts` of ``path`` made elsewhere (a worker
+        process of :func:`~.pool.plan_facts`), as :meth:`facts` would have: memoised, and
+        stored with the file's hash.  Facts known already are kept."""
+        if path in self._facts:
+            return
+        if f is not None:
+            self._store_facts(path, f)
+        self._facts[path] = f
 
     def full_facts(self, path: str) -> Optional[dict]:
         """:meth:`facts` with the JAX words and annotations (read from the text once)."""

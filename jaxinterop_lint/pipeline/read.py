@@ -90,6 +90,10 @@ class Reader:
         t = self._text.get(path)
         return t if isinstance(t, SourceError) else None
 
+    def has_text(self, path: str) -> bool:
+        """Whether this run has read ``path`` and decoded its text."""
+        return isinstance(self._text.get(path), str)
+
     def text(self, path: str) -> str:
         """The decoded text of ``path`` (absolute); raises :class:`SourceError`.  The hash
         of the bytes read replaces one known from the stat shortcut."""

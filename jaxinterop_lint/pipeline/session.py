@@ -196,6 +196,7 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
             return out
         from . import pool
 
+        pool.plan_facts(self.plan, todo, jobs)
         direct = [p for p in todo if self.plan.direct(p)]
         chosen_set = set(direct)
         candidates = {p: ts for p in todo if p not in chosen_set for ts in [self.plan.exporter_targets(p)] if ts}
