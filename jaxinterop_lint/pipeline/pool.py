@@ -54,6 +54,18 @@ def _size(path: str) -> int:
         return 0
 
 
+def _may_fork(count: int, jobs: int) -> bool:
+    """Whether ``count`` files can go to workers at all: ``jobs`` over 1, at least ``4 *
+    jobs`` files, and ``os.fork``."""
+    return jobs > 1 and count >= 4 * jobs and hasattr(os, "fork")
+
+
+def _bytes_floor(default: int) -> int:
+    """The least bytes worth a pool: ``JAXINTEROP_LINT_POOL_BYTES`` (the tests set 0), else
+    ``default``."""
+    return int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", default))
+
+
 def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
     """Whether :func:`analyse_files` would analyse ``paths`` (independent files: see
     :func:`split`) in worker processes.  Workers pay for themselves only on enough work,
@@ -61,11 +73,11 @@ def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
     (``JAXINTEROP_LINT_POOL_BYTES`` overrides it; the tests set 0), none over half the bytes,
     and free cores for them (:func:`cores_busy`).  Below that this process is faster
     (bench/: workers are never slower than ``--jobs 1``)."""
-    if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
+    if not _may_fork(len(paths), jobs):
         return False
     each = [sizes[p] if sizes is not None and p in sizes else _size(p) for p in paths]
     total = sum(each)
-    floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_POOL_BYTES))   # tests set 0
+    floor = _bytes_floor(MIN_POOL_BYTES)
     if floor and cores_busy():
         return False
     return not (total < floor or (floor and max(each) > total / 2))
@@ -121,12 +133,12 @@ def plan_facts(plan, paths: list, jobs: int) -> int:
     ``jobs`` over 1, at least ``4 * jobs`` files, :data:`MIN_FACTS_BYTES` of text, free cores
     (:func:`cores_busy`).  A child that fails leaves its files to be computed here when the
     plan asks.  Returns how many children ran."""
-    if jobs <= 1 or len(paths) < 4 * jobs or not hasattr(os, "fork"):
+    if not _may_fork(len(paths), jobs):
         return 0
     todo = plan.facts_to_compute(paths)
-    floor = int(os.environ.get("JAXINTEROP_LINT_POOL_BYTES", MIN_FACTS_BYTES))
+    floor = _bytes_floor(MIN_FACTS_BYTES)
     sizes = {p: len(plan.reader.text(p)) for p in todo}
-    if len(todo) < 4 * jobs or sum(sizes.values()) < floor or (floor and cores_busy()):
+    if not _may_fork(len(todo), jobs) or sum(sizes.values()) < floor or (floor and cores_busy()):
         return 0
     import pickle
 
@@ -149,10 +161,10 @@ def plan_facts(plan, paths: list, jobs: int) -> int:
             finally:
                 os._exit(0)
         os.close(w)
-        children.append((pid, r, share))
-    for p in shares[0]:
-        plan.facts(p)
-    for pid, r, share in children:
+        children.append((pid, r))
+    for p in shares[0]:     # known to be neither memoised nor stored (facts_to_compute)
+        plan.take_facts(p, plan.computed_facts(p))
+    for pid, r in children:
         with os.fdopen(r, "rb") as f:
             data = f.read()
         os.waitpid(pid, 0)
@@ -160,9 +172,8 @@ def plan_facts(plan, paths: list, jobs: int) -> int:
             got = pickle.loads(data)
         except Exception:   # the child died: its files are read here when the plan asks
             continue
-        for p in share:
-            if p in got:
-                plan.take_facts(p, got[p])
+        for p, f in got.items():
+            plan.take_facts(p, f)
     return len(children)
 
 
