@@ -316,10 +316,12 @@ def parse(text: str, guarded: bool = False) -> "cst.Module":
     that text, not to ``text`` (a fix checks :func:`jaxinterop_lint.rules.edits.writes_back`)."""
     import libcst as cst
 
+    from .cstparse import parse_module
+
     if not guarded:
         guard(text)
     try:
-        return cst.parse_module(text)
+        return parse_module(text)
     except cst.ParserSyntaxError as exc:
         try:
             _cpython_parse(text)
@@ -331,7 +333,7 @@ def parse(text: str, guarded: bool = False) -> "cst.Module":
             easier = simplified(text)
             if easier != text:
                 try:
-                    return cst.parse_module(easier)
+                    return parse_module(easier)
                 except cst.ParserSyntaxError:
                     pass
         raise SourceError(f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1) from None

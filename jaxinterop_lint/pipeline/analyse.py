@@ -32,8 +32,7 @@ def parse_module(text: str, path: str, masker=None):
     was parsed as it is) turns them back into the file's.  The text returned has the file's
     lines (what edits are cut from).  Raises :class:`SourceError`, also for a text with more
     to parse than the memory budget of its size allows (:func:`~jaxinterop_lint.size.within_budget`)."""
-    import libcst as cst
-
+    from ..cstparse import parse_module as fast_parse
     from ..size import parseable, shrink
 
     PARSES[os.path.abspath(path)] += 1
@@ -47,7 +46,7 @@ def parse_module(text: str, path: str, masker=None):
             given = masked if line_map is None else line_map.text
             parseable(given, len(text))    # what libcst is given, not what the masking left out
             try:
-                module = cst.parse_module(given)
+                module = fast_parse(given)
                 masker.text = masked
                 return module, masker, masked, spans, line_map
             except Exception:  # the scanner cut a statement wrongly: parse the whole text

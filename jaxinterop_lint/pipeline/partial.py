@@ -157,6 +157,7 @@ class Partial:
         parsed gives none."""
         import libcst as cst
 
+        from ..cstparse import parse_module
         from ..size import parseable, shrink
         from ..source import SourceError
 
@@ -164,7 +165,7 @@ class Partial:
             readable, _ = shrink(text)
             try:
                 parseable(readable, len(text))
-                module = cst.parse_module(readable)
+                module = parse_module(readable)
             except (SourceError, cst.ParserSyntaxError, RecursionError, MemoryError):
                 continue
             ma.add_part(module, first)
