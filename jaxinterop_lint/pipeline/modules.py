@@ -142,6 +142,15 @@ def has_marker(root: str) -> bool:
     return bool(_markers(root))
 
 
+def _kind(entry) -> Optional[str]:
+    """``"file"``, ``"folder"`` or None (anything else, or an entry that cannot be read:
+    a broken link) for one ``os.scandir`` entry, symbolic links followed."""
+    try:
+        return "file" if entry.is_file() else "folder" if entry.is_dir() else None
+    except OSError:
+        return None
+
+
 class ModuleIndex:
     """The module names and files of one project: source roots ``<root>/src`` and
     ``<root>``, plus the folder above the outermost package of every file added with
@@ -154,6 +163,7 @@ class ModuleIndex:
         self._paths: dict = {}
         self._names: dict = {}
         self._folders: set = set()      # folders whose files were added (one climb each)
+        self._listed: dict = {}         # folder -> (files, folders) in it (_listing)
 
     def add_file(self, path: str) -> None:
         """Make the packages around ``path`` importable by their Python names."""
@@ -230,14 +240,38 @@ class ModuleIndex:
         if self.is_project(name):
             rel = name.replace(".", os.sep)
             for r in self.roots:
-                for cand in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
-                    if os.path.isfile(cand):
-                        found = cand
-                        break
+                folder, _, last = os.path.join(r, rel).rpartition(os.sep)
+                files, folders = self._listing(folder)
+                if last + ".py" in files:
+                    found = os.path.join(folder, last + ".py")
+                elif last in folders and "__init__.py" in self._listing(os.path.join(folder, last))[0]:
+                    found = os.path.join(folder, last, "__init__.py")
                 if found:
                     break
         self._paths[name] = found
         return found
+
+    def _listing(self, folder: str) -> tuple:
+        """``(files, folders)``: the names of the files and of the folders in ``folder``
+        (symbolic links followed, as ``os.path.isfile`` and ``isdir``), listed once a run:
+        a module search asks one folder about many names (``from pkg.data import A, B``
+        tries ``pkg/data/A.py`` and ``pkg/data/A/__init__.py`` for each), where a ``stat``
+        each cost torchrl 20,000 calls.  Both empty for a folder that cannot be listed.  Like
+        the names found (``_paths``), a listing lasts as long as the index: one run, or a
+        language-server session until the next save."""
+        known = self._listed.get(folder)
+        if known is None:
+            files, folders = set(), set()
+            try:
+                with os.scandir(folder) as entries:
+                    for e in entries:
+                        kind = _kind(e)
+                        if kind is not None:
+                            (files if kind == "file" else folders).add(e.name)
+            except OSError:
+                pass
+            known = self._listed[folder] = (frozenset(files), frozenset(folders))
+        return known
 
     def absent_candidates(self, name: str) -> list:
         """Files that would make the missing module ``name`` importable (for the cache: a
