@@ -142,15 +142,6 @@ def has_marker(root: str) -> bool:
     return bool(_markers(root))
 
 
-def _kind(entry) -> Optional[str]:
-    """``"file"``, ``"folder"`` or None (anything else, or an entry that cannot be read:
-    a broken link) for one ``os.scandir`` entry, symbolic links followed."""
-    try:
-        return "file" if entry.is_file() else "folder" if entry.is_dir() else None
-    except OSError:
-        return None
-
-
 class ModuleIndex:
     """The module names and files of one project: source roots ``<root>/src`` and
     ``<root>``, plus the folder above the outermost package of every file added with
@@ -265,9 +256,13 @@ class ModuleIndex:
             try:
                 with os.scandir(folder) as entries:
                     for e in entries:
-                        kind = _kind(e)
-                        if kind is not None:
-                            (files if kind == "file" else folders).add(e.name)
+                        try:
+                            if e.is_file():
+                                files.add(e.name)
+                            elif e.is_dir():
+                                folders.add(e.name)
+                        except OSError:     # an entry that cannot be read: no module
+                            pass
             except OSError:
                 pass
             known = self._listed[folder] = (frozenset(files), frozenset(folders))
