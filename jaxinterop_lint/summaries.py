@@ -19,7 +19,7 @@ from .analysis.records import ClassRecord, Summary
 from .knowledge.apis import Sink
 from .lazydict import LazyDict
 
-_KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME,
+_KEEP = {V.FUNC, V.CLASS, V.ARRAY, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.KERNEL, V.QNAME, V.DEFERRED,
          V.SAFE, V.FOREIGN, V.SAFE_LIST, V.CAPSULE, V.INSTANCE, V.MESH}
 
 

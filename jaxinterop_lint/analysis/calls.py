@@ -12,6 +12,7 @@ from ..knowledge import apis
 from . import parts as P
 from . import placements
 from . import values as V
+from .deferred import handed, names_class as _names_class
 from .events import FfiCopyEvent, RemovedEvent
 from .facts import FactsMixin, _short
 from .values import FuncInfo, Origin, Value, carries_multi
@@ -26,13 +27,6 @@ def _true(arg: Optional[Arg]) -> bool:
 
 def _none_or_false(arg: Optional[Arg]) -> bool:
     return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value in ("False", "None")
-
-
-def _names_class(qname: str) -> bool:
-    """Whether the last part of ``qname`` is spelled as a class (``CapWords``): read before
-    the module is opened, so without knowing what it defines."""
-    last = qname.rsplit(".", 1)[-1]
-    return last[:1].isupper() and not last.isupper()
 
 
 class CallMixin(FactsMixin):
@@ -70,10 +64,12 @@ class CallMixin(FactsMixin):
             return self.apply_each(node, f, pos, kw)
         kind = f.kind
         if kind == V.QNAME:
-            opened = self.opened_on_demand(f, pos, kw)
+            opened = self.opened_on_demand(node, f, pos, kw)
             if opened is not None:
                 return self.apply(node, opened, pos, kw)
-            return self.library_call(node, f.qname, pos, kw)
+            return self.deferred_instance(f) or self.library_call(node, f.qname, pos, kw)
+        if kind == V.DEFERRED:
+            return self.call_deferred(node, f, pos, kw)
         if kind == V.FUNC:
             fi = f.func
             if fi.local is not None and fi.qname is not None and self.ma.kb.declares(fi.qname):
@@ -98,13 +94,13 @@ class CallMixin(FactsMixin):
                 return self.apply(node, V.evolve(call, func=replace(call.func, bound=(receiver,))), pos, kw)
         return V.UNKNOWN_VALUE
 
-    def opened_on_demand(self, f: Value, pos: list, kw: dict) -> Optional[Value]:
+    def opened_on_demand(self, node, f: Value, pos: list, kw: dict) -> Optional[Value]:
         """What the project name ``f`` (a reference the plan's gate left unopened: its text
         names nothing that makes or uses a multi-device value, ``def relay(v): return v``)
         is, opened now that a call hands it a multi-device value (issue 16: a file is
         analysed when "it defines a function that an analysed file calls with a
-        multi-device value").  None when no argument carries one, or the name is no project
-        function or class."""
+        multi-device value"), or a deferred one (:mod:`.deferred`: it uses a consumer).  None
+        when no argument carries one, or the name is no project function or class."""
         project = self.ma.project
         if project is None or f.qname is None or f.qname.split(".")[0] not in project.top_names:
             return None
@@ -116,10 +112,16 @@ class CallMixin(FactsMixin):
         # it; a class only for a known multi-device value, since a parameter handed to a
         # constructor is most often a configuration (in torchrl and keras, opening them added
         # 11 parses and 1.3 s, for no finding).
-        if not known and (_names_class(f.qname) or not any(carries_multi(v) for v in args)):
+        # A deferred class uses a consumer: a parameter handed to it may be exported there.
+        deferred = not known and self.deferred_class(f.qname)
+        if not known and not deferred and (_names_class(f.qname) or not any(carries_multi(v) for v in args)):
             return None
-        opened = project.resolve(f.qname, self.ma, demand=True)
-        return opened if opened is not None and opened.kind in ((V.FUNC, V.CLASS) if known else (V.FUNC,)) else None
+        if deferred and not handed(pos, kw):
+            return None
+        opened = self.deferred_attribute(getattr(node, "func", None), f.qname)
+        if opened is None:
+            opened = project.resolve(f.qname, self.ma, demand=True)
+        return opened if opened is not None and opened.kind in ((V.FUNC, V.CLASS) if known or deferred else (V.FUNC,)) else None
 
     # -- library functions ---------------------------------------------------------------
     def library_call(self, node, qn: str, pos: list, kw: dict) -> Value:

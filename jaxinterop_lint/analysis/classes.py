@@ -19,7 +19,7 @@ class ClassMixin:
     def s_class(self, node: cst.ClassDef) -> None:
         """Bind the class: its body walked with its own environment (methods and class
         attributes), local bases' methods and attributes inherited, its record rule and fields."""
-        bases = [self.eval(base.value) for base in node.bases]
+        bases = [self.deferred_base(self.eval(base.value)) for base in node.bases]
         decorators = [self.eval(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                       for d in node.decorators]
         cls = ClassRecord(node, node.name.value)

@@ -230,6 +230,8 @@ class FactsMixin:
         for a in getter.args[1:]:
             self.eval(a.value)
         pos, kw = self.arguments(node)
+        if recv.kind == V.DEFERRED:    # its class opened when the arguments may be multi-device
+            recv = self.open_instance(recv, pos, kw) or V.UNKNOWN_VALUE
         if recv.kind in (V.QNAME, V.INSTANCE, V.CLASS):
             self._callee = getter
             try:

@@ -20,6 +20,7 @@ from .events import RemovedEvent, SinkEvent, TryContext
 from .facts import declared_name
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
 from .imports import import_bindings
+from .deferred import DeferredMixin
 from .invoke import InvokeMixin
 from .records import function_record
 from .structures import StructureMixin
@@ -36,7 +37,7 @@ _TRANSPARENT_DECORATORS = _PROPERTIES | {"builtins.classmethod", "functools.wrap
 from .env import env_key, join_env  # noqa: E402,F401  (re-exported)
 
 
-class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin):
+class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin, DeferredMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
     names up in ``closure`` when they are not local; events go to the function record.
 

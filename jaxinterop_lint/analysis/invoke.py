@@ -72,6 +72,8 @@ class InvokeMixin:
 
     def method_call(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Value:
         """``<recv>.<attr>(*pos, **kw)`` where ``recv`` is not a module or class."""
+        if recv.kind == V.DEFERRED:
+            return self.deferred_method(node, recv, attr, pos, kw)
         receiver_node = node.func.value
         known = self.known_method(node, recv, attr, pos, kw)   # facts.py: FFI buffers, stages, device arrays
         if known is not None:
@@ -300,7 +302,7 @@ class InvokeMixin:
         guard = self.map_guard(ret, bind, rec, node)
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
-                            V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE):
+                            V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED):
                 out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
                               placed_by=None, guard=None, count_of=None)
             elif guard is None:

@@ -44,12 +44,16 @@ class Project:
     own text uses a consumer (None: unknown): a
     question about a module's exporting functions analyses those first
     (:meth:`exports_known`).
+    ``deferred(path, name)`` (the plan's :meth:`~jaxinterop_lint.pipeline.plan.Plan.deferred`)
+    says whether the top-level ``name`` of module ``path`` is opened only on demand, when a
+    value that may be multi-device is handed to it (:mod:`.deferred`).
     ``analysed_paths`` lists the module analyses run, for tests and benchmarks.
     """
 
     def __init__(self, index, engine_analyse, load_summary: Optional[Callable] = None,
                  gate: Optional[Callable] = None, reported: Optional[Callable] = None,
-                 linked: Optional[Callable] = None, exporters: Optional[Callable] = None):
+                 linked: Optional[Callable] = None, exporters: Optional[Callable] = None,
+                 deferred: Optional[Callable] = None):
         self.index = index
         self.root = index.root
         self._analyse = engine_analyse
@@ -58,6 +62,7 @@ class Project:
         self.reported = reported or (lambda path: False)
         self.linked = linked or (lambda caller, callee: True)
         self.exporters = exporters
+        self.deferred = deferred
         self.modules: dict[str, object] = {}      # module name -> ModuleAnalysis (or None)
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
@@ -257,6 +262,26 @@ class Project:
         if importer is not None:
             importer.depends_on.update(owners)
         return value
+
+    def deferred_name(self, qualified: str) -> bool:
+        """Whether the project name ``qualified`` (``pkg.mod.C``, ``pkg.mod.f``) is a top-level
+        name that the plan opens only on demand (:attr:`deferred`), in a module not analysed
+        yet (an analysed module gives its names as they are)."""
+        if self.deferred is None:
+            return False
+        parts = qualified.split(".")
+        if parts[0] not in self.top_names:
+            return False
+        for i in range(len(parts), 0, -1):
+            mod = ".".join(parts[:i])
+            path = self.find_module(mod)
+            if path is None:
+                continue
+            if i == len(parts) or mod in self.modules:
+                return False
+            key = os.path.abspath(path)
+            return key not in self.by_path and self.deferred(key, parts[i])
+        return False
 
     def _lookup(self, qualified: str, owners: set, depth: int, demand: bool = False) -> Optional[Value]:
         if depth > 20:

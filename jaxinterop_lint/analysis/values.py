@@ -37,6 +37,7 @@ FFI_BUFFER = "ffi-buffer"
 CAPSULE = "capsule"      # a DLPack capsule
 INSTANCE = "instance"    # an instance of a class of this module: ``cls`` holds it
 CLASS = "class"
+DEFERRED = "deferred"      # an instance of a deferred project class (analysis/deferred.py): ``qname`` is the class
 MESH = "mesh"            # a jax.sharding.Mesh: ``devices`` holds the shape of its device array
 
 ANY = "*"                # the key of "some element" of an iteration (a dict's keys)

@@ -21,7 +21,9 @@ packages followed) the plan decides, to a fixpoint over the graph:
   consumer; the summaries of those modules (analysed first) refine them: F is analysed when
   one of its names exports a parameter (:meth:`Plan.calls_exporter`).
 - ``gate(M)``: whether the analysis may parse a module it reaches through an import to get
-  its summary: carriers, modules naming a consumer, and packages' ``__init__`` (re-exports).
+  its summary: carriers, modules naming a consumer, and packages' ``__init__`` (re-exports);
+  a function or class of M that uses a consumer and carries nothing is ``deferred``: opened
+  only when a call hands it a value that may be multi-device.
 
 So a file of PyTorch or CuPy code that no JAX code reaches is never parsed.  The plan also
 keeps the reverse import graph (:attr:`Plan.importers`: file -> files that take names from
@@ -331,9 +333,10 @@ class Plan(Carriers):
 
     def gate(self, path: str, name: Optional[str] = None) -> bool:
         """Whether the analysis may parse module ``path`` for its summary, to get ``name``
-        from it (None: the module itself): a package's ``__init__`` (re-exports), or a name
-        that can hand on a multi-device value or that uses a consumer (it may export a
-        parameter)."""
+        from it (None: the module itself): a package's ``__init__`` (re-exports), a name
+        that can hand on a multi-device value, or a name it does not define at top level
+        (an alias, a re-export) in a module naming a consumer.  A top-level function or
+        class that uses a consumer and carries nothing is :meth:`deferred` instead."""
         f = self.facts(path)
         if f is None:
             return False
@@ -341,8 +344,20 @@ class Plan(Carriers):
             return True
         if name is None:
             return bool(f["sink"] or self.carrier(path))
-        return name in self.consumer_defs(path) or self.carrier_name(path, name) or (
-            name not in self.units(path) and bool(f["sink"]))
+        return self.carrier_name(path, name) or (name not in self.units(path) and bool(f["sink"]))
+
+    def deferred(self, path: str, name: str) -> bool:
+        """Whether the analysis opens the top-level ``name`` of module ``path`` only on
+        demand: a function or class whose text uses a consumer (:meth:`consumer_defs`: it
+        may export a parameter) and that cannot hand on a multi-device value by itself (no
+        carrier name, not a package's ``__init__``).  Only a value handed to it can reach
+        its consumer, so it is opened when a call hands it one (a constructor's or a
+        method's argument, a base class: :mod:`jaxinterop_lint.analysis.deferred`); torchrl's
+        ``envs/libs/jax_utils.py`` builds ``Unbounded(shape=...)`` specs, and opening
+        ``data/tensor_specs.py`` (269 KB) for them was a third of its run (issue 16)."""
+        if os.path.basename(path) == "__init__.py" or not self.facts(path):
+            return False
+        return name in self.consumer_defs(path) and name in self.units(path) and not self.carrier_name(path, name)
 
     def consumer_defs(self, path: str) -> frozenset:
         """Names of the top-level functions and classes of ``path`` whose text uses a

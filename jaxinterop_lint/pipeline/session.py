@@ -120,6 +120,7 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
             from ..analysis.project import Project
 
             self._project = Project(self.index, self._make_analysis, self._load_summary, gate=self.plan.gate,
+                                    deferred=self.plan.deferred,
                                     reported=self.plan.is_reported, linked=self.imports_from,
                                     exporters=self.consumer_defs)
             self._project.analysed_paths = self.analysed
@@ -156,7 +157,7 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         seen, stack = {path}, [path]
         while stack:
             for t, k in self.plan.targets(stack.pop()):
-                if t in seen or not self.plan.gate(t, k):
+                if t in seen or not (self.plan.gate(t, k) or k is not None and self.plan.deferred(t, k)):
                     continue
                 seen.add(t)
                 if t not in by_path:
