@@ -104,6 +104,25 @@ REACHED = {
             convert = converter()
             return convert.to_torch(sharded(x, mesh))
     """, "return convert.to_torch"),
+    "instance kept on self": ("""
+        class Trainer:
+            def __init__(self):
+                self.convert = Converter()
+
+            def export(self, x, mesh):
+                return self.convert.to_torch(sharded(x, mesh))
+
+
+        def run(x, mesh):
+            return Trainer().export(x, mesh)
+    """, "return self.convert.to_torch"),
+    "instance made at module level": ("""
+        CONVERT = Converter()
+
+
+        def run(x, mesh):
+            return CONVERT.to_torch(sharded(x, mesh))
+    """, "return CONVERT.to_torch"),
     "instance kept in a list": ("""
         def run(x, mesh):
             converters = [Converter()]
