@@ -64,10 +64,13 @@ class CallMixin(FactsMixin):
             return self.apply_each(node, f, pos, kw)
         kind = f.kind
         if kind == V.QNAME:
-            opened = self.opened_on_demand(node, f, pos, kw)
+            deferred = self.deferred_class(f.qname)
+            opened = self.opened_on_demand(node, f, pos, kw, deferred)
             if opened is not None:
                 return self.apply(node, opened, pos, kw)
-            return self.deferred_instance(f) or self.library_call(node, f.qname, pos, kw)
+            if deferred:    # nothing multi-device handed to it: an instance opened on demand
+                return Value(kind=V.DEFERRED, qname=f.qname)
+            return self.library_call(node, f.qname, pos, kw)
         if kind == V.DEFERRED:
             return self.call_deferred(node, f, pos, kw)
         if kind == V.FUNC:
@@ -94,13 +97,14 @@ class CallMixin(FactsMixin):
                 return self.apply(node, V.evolve(call, func=replace(call.func, bound=(receiver,))), pos, kw)
         return V.UNKNOWN_VALUE
 
-    def opened_on_demand(self, node, f: Value, pos: list, kw: dict) -> Optional[Value]:
+    def opened_on_demand(self, node, f: Value, pos: list, kw: dict, deferred: bool = False) -> Optional[Value]:
         """What the project name ``f`` (a reference the plan's gate left unopened: its text
         names nothing that makes or uses a multi-device value, ``def relay(v): return v``)
         is, opened now that a call hands it a multi-device value (issue 16: a file is
         analysed when "it defines a function that an analysed file calls with a
-        multi-device value"), or a deferred one (:mod:`.deferred`: it uses a consumer).  None
-        when no argument carries one, or the name is no project function or class."""
+        multi-device value"), or a ``deferred`` class (:mod:`.deferred`: it uses a
+        consumer).  None when no argument carries one, or the name is no project function or
+        class."""
         project = self.ma.project
         if project is None or f.qname is None or f.qname.split(".")[0] not in project.top_names:
             return None
@@ -113,10 +117,8 @@ class CallMixin(FactsMixin):
         # constructor is most often a configuration (in torchrl and keras, opening them added
         # 11 parses and 1.3 s, for no finding).
         # A deferred class uses a consumer: a parameter handed to it may be exported there.
-        deferred = not known and self.deferred_class(f.qname)
-        if not known and not deferred and (_names_class(f.qname) or not any(carries_multi(v) for v in args)):
-            return None
-        if deferred and not handed(pos, kw):
+        hands = handed(pos, kw) if deferred else not _names_class(f.qname) and any(carries_multi(v) for v in args)
+        if not (known or hands):
             return None
         opened = self.deferred_attribute(getattr(node, "func", None), f.qname)
         if opened is None:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..knowledge import apis
 from . import values as V
-from .values import Value
+from .values import Value, carries_multi
 
 
 def names_class(qname: str) -> bool:
@@ -29,26 +30,17 @@ def names_class(qname: str) -> bool:
     return last[:1].isupper() and not last.isupper()
 
 
-# A parameter's ``.device`` or ``.sharding`` is a placement, never an array (jax 0.10.2,
-# jax/_src/array.py ``ArrayImpl.device``: the one Device, or the Sharding of a multi-device array).
-_PLACEMENT_KEYS = frozenset(V.attr_key(a) for a in ("device", "sharding"))
-
-
-def hands_array(v: Optional[Value], depth: int = 0) -> bool:
-    """Whether ``v`` is, or holds, an array that may be multi-device: a known source, or a
-    value of a parameter (a caller may pass one) other than its placement
-    (``Unbounded(shape=x.shape, device=x.device)`` hands over none)."""
-    if v is None or depth > 4:
-        return False
-    if v.multi is not None or any(not path or path[-1] not in _PLACEMENT_KEYS for _, path in v.deps):
-        return True
-    return any(hands_array(e, depth + 1) for e in v.elements or ()) or \
-        any(hands_array(p, depth + 1) for _, p in v.parts or ()) or hands_array(v.rest, depth + 1)
+# A parameter's placement is never an array (knowledge.apis.PLACEMENT_ATTRIBUTES).
+_PLACEMENT_KEYS = frozenset(V.attr_key(a) for a in apis.PLACEMENT_ATTRIBUTES)
 
 
 def handed(pos: list, kw: dict) -> bool:
-    """Whether one of a call's arguments (``(value, node)`` pairs) :func:`hands_array`."""
-    return any(hands_array(v) for v, _ in pos) or any(hands_array(v) for v, _ in kw.values())
+    """Whether one of a call's arguments (``(value, node)`` pairs) is, or holds, an array
+    that may be multi-device: a known source, or a value of a parameter (a caller may pass
+    one) other than its placement (``Unbounded(shape=x.shape, device=x.device)`` hands over
+    none)."""
+    return any(carries_multi(v, not_after=_PLACEMENT_KEYS) for v, _ in pos) or \
+        any(carries_multi(v, not_after=_PLACEMENT_KEYS) for v, _ in kw.values())
 
 
 class DeferredMixin:
@@ -57,15 +49,7 @@ class DeferredMixin:
     def deferred_class(self, qname: str) -> bool:
         """Whether ``qname`` names a deferred class of the project (its module not opened)."""
         project = self.ma.project
-        return project is not None and names_class(qname) and project.deferred_name(qname)
-
-    def deferred_instance(self, f: Value) -> Optional[Value]:
-        """The result of calling the project name ``f`` (left unopened: nothing handed to it
-        may be multi-device) when it is a deferred class: an instance opened on demand;
-        None otherwise."""
-        if f.qname is not None and self.deferred_class(f.qname):
-            return Value(kind=V.DEFERRED, qname=f.qname)
-        return None
+        return project is not None and qname is not None and names_class(qname) and project.deferred_name(qname)
 
     def open_instance(self, recv: Value, pos: list, kw: dict) -> Optional[Value]:
         """An instance of the class of the deferred value ``recv``, the class opened now,

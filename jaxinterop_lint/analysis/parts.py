@@ -19,9 +19,7 @@ def array_attribute(value: Value, attr: str) -> Optional[Value]:
     ``x.addressable_shards``, ``x.shape``...), or None for any other attribute."""
     if attr in ("addressable_shards", "global_shards"):
         return Value(kind=V.SAFE_LIST)
-    if attr in ("sharding", "device"):
-        # ``.device`` of an array on several devices is its Sharding (jax 0.10.2,
-        # jax/_src/array.py ``ArrayImpl.device``), a placement and not an array
+    if attr in apis.PLACEMENT_ATTRIBUTES:
         if value.multi is not None:
             return Value(kind=V.SHARDING, desc="the sharding of a multi-device array")
         if value.deps:

@@ -267,53 +267,57 @@ class Project:
         """Whether the project name ``qualified`` (``pkg.mod.C``, ``pkg.mod.f``) is a top-level
         name that the plan opens only on demand (:attr:`deferred`), in a module not analysed
         yet (an analysed module gives its names as they are)."""
-        if self.deferred is None:
-            return False
         parts = qualified.split(".")
-        if parts[0] not in self.top_names:
+        if self.deferred is None or parts[0] not in self.top_names:
             return False
+        found = self._module_of(parts)
+        if found is None:
+            return False
+        i, mod, path = found
+        if i == len(parts) or mod in self.modules:
+            return False
+        key = os.path.abspath(path)
+        return key not in self.by_path and self.deferred(key, parts[i])
+
+    def _module_of(self, parts: list) -> Optional[tuple]:
+        """``(i, module, path)`` for the longest prefix ``parts[:i]`` of a dotted name that is
+        a project module, or None."""
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
             path = self.find_module(mod)
-            if path is None:
-                continue
-            if i == len(parts) or mod in self.modules:
-                return False
-            key = os.path.abspath(path)
-            return key not in self.by_path and self.deferred(key, parts[i])
-        return False
+            if path is not None:
+                return i, mod, path
+        return None
 
     def _lookup(self, qualified: str, owners: set, depth: int, demand: bool = False) -> Optional[Value]:
         if depth > 20:
             return None
         parts = qualified.split(".")
-        for i in range(len(parts), 0, -1):
-            mod = ".".join(parts[:i])
-            path = self.find_module(mod)
-            if path is None:
-                continue
-            owners.add(os.path.abspath(path))
-            if i == len(parts):
-                return Value(kind=QNAME, qname=qualified)
-            ma = self.analysis_of(mod, parts[i], demand)
-            if ma is None:
+        found = self._module_of(parts)
+        if found is None:
+            return None
+        i, mod, path = found
+        owners.add(os.path.abspath(path))
+        if i == len(parts):
+            return Value(kind=QNAME, qname=qualified)
+        ma = self.analysis_of(mod, parts[i], demand)
+        if ma is None:
+            return None
+        value = ma.globals.get(parts[i])
+        if value is None:
+            return None
+        rest = parts[i + 1:]
+        if value.kind == QNAME and value.qname != ".".join(parts[:i + 1]):
+            target = ".".join([value.qname] + rest)
+            if target.split(".")[0] not in self.top_names:
+                return Value(kind=QNAME, qname=target)
+            return self._lookup(target, owners, depth + 1, demand) or Value(kind=QNAME, qname=target)
+        for attr in rest:
+            if value.cls is not None and attr in value.cls.methods:
+                value = value.cls.methods[attr]
+            else:
                 return None
-            value = ma.globals.get(parts[i])
-            if value is None:
-                return None
-            rest = parts[i + 1:]
-            if value.kind == QNAME and value.qname != ".".join(parts[:i + 1]):
-                target = ".".join([value.qname] + rest)
-                if target.split(".")[0] not in self.top_names:
-                    return Value(kind=QNAME, qname=target)
-                return self._lookup(target, owners, depth + 1, demand) or Value(kind=QNAME, qname=target)
-            for attr in rest:
-                if value.cls is not None and attr in value.cls.methods:
-                    value = value.cls.methods[attr]
-                else:
-                    return None
-            return value
-        return None
+        return value
 
     def exporting_of(self, path: str, want: Optional[frozenset] = None,
                      enough: Optional[Callable] = None) -> frozenset:

@@ -215,18 +215,20 @@ def param(index: int, name: str, annotated_array: bool = False) -> Value:
     return Value(kind=ARRAY, deps=frozenset(where), ref=where[0], param_array=name if annotated_array else None)
 
 
-def carries_multi(v: Optional[Value], deps: bool = True, depth: int = 0) -> bool:
+def carries_multi(v: Optional[Value], deps: bool = True, depth: int = 0, not_after: frozenset = frozenset()) -> bool:
     """Whether ``v`` is, or holds in a part or element, a multi-device array (a known
     source), or, with ``deps``, depends on a parameter of the function analysed (a caller
-    may pass one)."""
+    may pass one); a dependence on a part whose path ends in a key of ``not_after`` (a
+    parameter's ``.device``: a placement, not an array) does not count."""
     if v is None or depth > 4:
         return False
-    if v.multi is not None or (deps and v.deps):
+    if v.multi is not None or (deps and v.deps and (
+            not not_after or any(not path or path[-1] not in not_after for _, path in v.deps))):
         return True
-    if v.rest is not None and carries_multi(v.rest, deps, depth + 1):
+    if v.rest is not None and carries_multi(v.rest, deps, depth + 1, not_after):
         return True
-    return any(carries_multi(e, deps, depth + 1) for e in v.elements or ()) or \
-        any(carries_multi(p, deps, depth + 1) for _, p in v.parts or ())
+    return any(carries_multi(e, deps, depth + 1, not_after) for e in v.elements or ()) or \
+        any(carries_multi(p, deps, depth + 1, not_after) for _, p in v.parts or ())
 
 
 def _interesting(v: Optional[Value]) -> bool:

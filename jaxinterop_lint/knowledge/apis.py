@@ -289,6 +289,9 @@ SAFE_METHODS = frozenset({
     "is_deleted", "delete", "__array__", "__len__", "__repr__", "__str__", "__float__",
     "__int__", "__bool__", "__index__", "__hash__", "platform", "on_device_size_in_bytes",
 })
+# Attributes of an array that are its placement, never an array: ``.device`` of an array on
+# several devices is its Sharding (jax 0.10.2, jax/_src/array.py ``ArrayImpl.device``).
+PLACEMENT_ATTRIBUTES = frozenset({"sharding", "device"})
 SAFE_ATTRIBUTES = frozenset({
     "addressable_shards", "global_shards", "sharding", "shape", "dtype", "ndim", "size",
     "itemsize", "nbytes", "is_fully_replicated", "is_fully_addressable", "committed",
