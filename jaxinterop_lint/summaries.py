@@ -11,7 +11,7 @@ device-count tests).  Origins are stored resolved to a path and a line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 from .analysis import values as V
 from .analysis.events import ExportEffect, SinkEvent
@@ -61,13 +61,18 @@ class FrozenModule:
 
 @dataclass(eq=False)
 class FrozenRecord:
-    """A function of a frozen module: name, parameters and summary."""
+    """A function of a frozen module: name, parameters and summary.  Its ``state`` is
+    always ``"done"`` (a class attribute, as :class:`~.analysis.records.FunctionRecord`
+    spells it): the summary was complete when it was stored, so freezing a module whose
+    values hold it (a factory of another module returning its class's instance) never
+    waits for it."""
 
     name: str
     params: list
     summary: Optional[Summary] = None
     owner: Any = None
     cls: Any = None
+    state: ClassVar[str] = "done"
 
 
 class NotReady(Exception):

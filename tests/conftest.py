@@ -52,6 +52,16 @@ def run_python(script: str, cwd=None, env=None, timeout=300):
 
 
 
+def write_files(root, files: dict):
+    """Write ``files`` (``{relative path: text}``) under the folder ``root`` (a ``Path``),
+    making the folders on the way; returns ``root``."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
 def copy_tree(src, dst, **kwargs):
     """``shutil.copytree`` of a folder of this repository, leaving out what a run of the
     linter or of Python leaves there (the cache folder a README command makes, bytecode), so a

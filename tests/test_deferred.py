@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EIGHT_DEVICES
+from conftest import EIGHT_DEVICES, write_files
 from jaxinterop_lint import Config, lint_paths
 from jaxinterop_lint.pipeline.analyse import PARSES
 from markers import expected
@@ -40,11 +40,7 @@ HEAD = """
 def _project(tmp_path, body: str) -> Path:
     files = {"pyproject.toml": "", "pkg/__init__.py": "", "pkg/convert.py": CONVERT,
              "pkg/main.py": textwrap.dedent(HEAD) + textwrap.dedent(body)}
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return tmp_path
+    return write_files(tmp_path, files)
 
 
 def _lint_main(root: Path, use_cache: bool = False):

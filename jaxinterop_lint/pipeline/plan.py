@@ -68,6 +68,7 @@ class Plan(Carriers):
         self.importers: dict = {}       # file -> {importer: names taken (None: the module)}
         self._facts: dict = {}
         self._targets: dict = {}
+        self._passed: dict = {}         # path -> modules whose re-exports its targets followed
         self._carrier: dict = {}
         self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
         self._units: dict = {}
@@ -235,29 +236,39 @@ class Plan(Carriers):
                     continue
                 owner = idx.find_module(module)
                 if owner is not None:
-                    out.append((self._origin(owner, name, 0), name))
+                    out.append(self._origin(owner, name, 0, path) if name != "*" else (owner, name))
                     bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
         for target, name in out:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
         return out
 
-    def _origin(self, owner: str, name: str, depth: int) -> str:
-        """The file that defines ``name`` taken from module file ``owner``, following
-        ``from .x import name`` re-exports of packages (a few levels)."""
-        if depth > 4 or os.path.basename(owner) != "__init__.py":
-            return owner
+    def _origin(self, owner: str, name: str, depth: int, taker: str) -> tuple:
+        """``(file, name there)``: where ``name``, taken from module file ``owner`` by
+        ``taker``, is defined, following ``from .x import name [as alias]`` re-exports (a
+        few levels) of packages and of any module that imports the name without defining
+        it at top level (a ``utils.py`` handing on a helper class of another module: the
+        caller of that class's exporting method gives its module calling contexts).  The
+        modules passed through are facts the decision about ``taker`` read
+        (:meth:`consulted`)."""
+        if depth > 4:
+            return owner, name
         f = self.facts(owner)
         for module, names in (f or {}).get("imports", ()):
             for taken, alias in names or ():
-                if (alias or taken) == name and taken != "*":
-                    sub = self.index.find_module(f"{module}.{taken}")
-                    if sub is not None:
-                        return sub
-                    found = self.index.find_module(module)
-                    if found is not None and found != owner:
-                        return self._origin(found, taken, depth + 1)
-        return owner
+                if (alias or taken) != name or taken == "*":
+                    continue
+                if os.path.basename(owner) != "__init__.py" and name in self.units(owner):
+                    return owner, name      # imported, and defined there as well
+                sub = self.index.find_module(f"{module}.{taken}")
+                if sub is not None:
+                    self._passed.setdefault(taker, set()).add(owner)
+                    return sub, None
+                found = self.index.find_module(module)
+                if found is not None and found != owner:
+                    self._passed.setdefault(taker, set()).add(owner)
+                    return self._origin(found, taken, depth + 1, taker)
+        return owner, name
 
     def reach(self, path: str, decides: bool = True) -> bool:
         """Whether JAX code reaches ``path``: it names JAX words or takes a name from a
@@ -335,7 +346,8 @@ class Plan(Carriers):
         """Whether the analysis may parse module ``path`` for its summary, to get ``name``
         from it (None: the module itself): a package's ``__init__`` (re-exports), a name
         that can hand on a multi-device value, or a name it does not define at top level
-        (an alias, a re-export) in a module naming a consumer.  A top-level function or
+        (an alias, a re-export) in a module naming a consumer, or re-exported from a module
+        that the gate admits for it or defers it (:meth:`_origin`).  A top-level function or
         class that uses a consumer and carries nothing is :meth:`deferred` instead."""
         f = self.facts(path)
         if f is None:
@@ -344,7 +356,16 @@ class Plan(Carriers):
             return True
         if name is None:
             return bool(f["sink"] or self.carrier(path))
-        return self.carrier_name(path, name) or (name not in self.units(path) and bool(f["sink"]))
+        if self.carrier_name(path, name):
+            return True
+        if name in self.units(path):
+            return False
+        if f["sink"]:
+            return True
+        # a re-export (``from .impl import Converter`` in a module naming no consumer): as
+        # the module that defines it would be, for that name
+        origin, there = self._origin(path, name, 0, path)
+        return origin != path and (there is None or self.gate(origin, there) or self.deferred(origin, there))
 
     def deferred(self, path: str, name: str) -> bool:
         """Whether the analysis opens the top-level ``name`` of module ``path`` only on
@@ -401,7 +422,7 @@ class Plan(Carriers):
             p = todo.pop()
             if limit is not None and p != path and (p, limit) in self._too_many:
                 return None     # what p consulted is already more than the limit
-            for t, _ in self._targets.get(p, ()):
+            for t in [*(t for t, _ in self._targets.get(p, ())), *self._passed.get(p, ())]:
                 if t not in seen and t != path:
                     seen.add(t)
                     if limit is not None and len(seen) > limit:

@@ -1,0 +1,187 @@
+"""Names handed on by a module that does not define them (issue 16, the plan's import graph).
+
+``pkg/tools.py`` imports ``Converter`` from ``pkg/impl.py`` (whose ``to_torch`` calls
+``torch.from_dlpack``) and names no consumer itself; ``pkg/main.py`` takes ``Converter`` (or an
+alias of it) from ``tools``.  The plan follows such a re-export to the module that defines the
+name, as it does for a package's ``__init__`` (``Plan._origin``): the caller gives ``impl.py``
+its calling context, and the export is flagged at ``impl.py``'s sink.  Run for real on 8 CPU
+devices, the same program raises ``BufferError`` there.
+
+A cached summary holding a function of another module (a factory returning that module's
+class) once made a warm run fail with an internal error (``FrozenRecord`` had no ``state``).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import EIGHT_DEVICES, write_files
+from jaxinterop_lint import Config, lint_paths
+
+IMPL = """\
+import torch
+
+
+class Converter:
+    def to_torch(self, a):
+        return torch.from_dlpack(a)
+"""
+
+TOOLS = """\
+from .impl import Converter
+from .impl import Converter as Conv
+
+
+def converter():
+    return Converter()
+"""
+
+HEAD = """\
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+{imports}
+
+
+def sharded():
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    return jax.device_put(np.zeros(8, np.float32), NamedSharding(mesh, P("x")))
+"""
+
+SINK_LINE = 6   # ``return torch.from_dlpack(a)`` in impl.py
+
+
+def _project(root: Path, imports: str, body: str, tools: str = TOOLS) -> Path:
+    files = {"pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"0\"\n", "pkg/__init__.py": "",
+             "pkg/impl.py": IMPL, "pkg/tools.py": tools,
+             "pkg/main.py": HEAD.format(imports=imports) + "\n\n" + textwrap.dedent(body)}
+    return write_files(root, files)
+
+
+def _lint(root: Path, use_cache: bool = False):
+    return lint_paths([str(root / "pkg")], Config(), project_root=str(root), use_cache=use_cache)
+
+
+def _found(result):
+    return sorted((os.path.basename(f.path), f.line, f.code) for f in result.findings)
+
+
+REEXPORTED = {
+    "the name": ("from pkg.tools import Converter", """\
+        def case_reexport_fails():
+            return Converter().to_torch(sharded())
+    """),
+    "an alias": ("from pkg.tools import Conv", """\
+        def case_alias_fails():
+            return Conv().to_torch(sharded())
+    """),
+    "relative": ("from .tools import Converter", """\
+        def case_relative_fails():
+            return Converter().to_torch(sharded())
+    """),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REEXPORTED))
+def test_a_name_re_exported_by_a_plain_module_gives_its_definer_the_calling_context(tmp_path, case):
+    imports, body = REEXPORTED[case]
+    result = _lint(_project(tmp_path, imports, body))
+    assert _found(result) == [("impl.py", SINK_LINE, "JXI002")], result.findings
+    assert "Converter.to_torch() is called from case_" in result.findings[0].message
+    assert not result.errors
+
+
+def test_a_re_exported_name_given_host_data_has_no_finding(tmp_path):
+    result = _lint(_project(tmp_path, "from pkg.tools import Converter", """\
+        def case_host_runs():
+            return Converter().to_torch(np.zeros(8, np.float32))
+    """))
+    assert _found(result) == [] and not result.errors
+
+
+def test_a_module_that_defines_the_name_it_imports_is_not_followed(tmp_path):
+    """``tools`` imports ``Converter`` and then defines its own (a fallback, a wrapper):
+    ``main``'s ``Converter`` is ``tools``' one, which exports nothing."""
+    own = TOOLS + "\n\nclass Converter:\n    def to_torch(self, a):\n        return a\n"
+    result = _lint(_project(tmp_path, "from pkg.tools import Converter", """\
+        def case_own_runs():
+            return Converter().to_torch(sharded())
+    """, tools=own))
+    assert _found(result) == [] and not result.errors
+
+
+def test_the_cached_result_follows_a_change_of_the_re_exporting_module(tmp_path):
+    """``main``'s decision read ``tools``' imports: when ``tools`` starts defining its own
+    ``Converter``, a warm run drops the finding, and brings it back when the re-export
+    returns."""
+    root = _project(tmp_path, "from pkg.tools import Converter", """\
+        def case_reexport_fails():
+            return Converter().to_torch(sharded())
+    """)
+    assert _found(_lint(root, use_cache=True)) == [("impl.py", SINK_LINE, "JXI002")]
+    tools = root / "pkg" / "tools.py"
+    tools.write_text("class Converter:\n    def to_torch(self, a):\n        return a\n")
+    assert _found(_lint(root, use_cache=True)) == []
+    tools.write_text(TOOLS)
+    assert _found(_lint(root, use_cache=True)) == [("impl.py", SINK_LINE, "JXI002")]
+
+
+def test_a_cached_summary_holding_another_modules_function_never_breaks_a_warm_run(tmp_path):
+    """``impl``'s summary is stored while ``main`` uses ``Converter`` directly; then ``main``
+    uses ``tools.converter()``, whose summary returns an instance of the stored class.
+    Freezing ``tools`` met the stored record of ``Converter.to_torch``, which had no ``state``:
+    every warm run failed with an internal error until the cache was removed."""
+    root = _project(tmp_path, "from pkg.impl import Converter", """\
+        def case_direct_fails():
+            return Converter().to_torch(sharded())
+    """)
+    first = _lint(root, use_cache=True)
+    assert _found(first) == [("impl.py", SINK_LINE, "JXI002")] and not first.errors
+    main = root / "pkg" / "main.py"
+    main.write_text(HEAD.format(imports="from pkg.tools import converter") + textwrap.dedent("""\
+
+
+        def case_factory_fails():
+            return converter().to_torch(sharded())
+    """))
+    for _ in range(2):
+        again = _lint(root, use_cache=True)
+        assert not again.errors, again.errors
+        assert all(f.code != "JXI000" for f in again.findings)
+        assert _found(again) == _found(_lint(root))    # as a run without the cache
+
+
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
+def test_the_re_exported_export_raises_where_flagged_on_eight_devices(tmp_path):
+    """Each flagged program raises ``BufferError`` at ``impl.py``'s sink line (the line
+    flagged); the one given host data runs."""
+    absolute = [(i, b) for i, b in REEXPORTED.values() if not i.startswith("from .")]
+    body = "\n\n".join(textwrap.dedent(b) for _, b in absolute)
+    imports = "\n".join(i for i, _ in absolute)
+    root = _project(tmp_path, imports, body + """
+
+def case_host_runs():
+    return Converter().to_torch(np.zeros(8, np.float32))
+""")
+    flagged = {(os.path.basename(f.path), f.line) for f in _lint(root).findings}
+    assert flagged == {("impl.py", SINK_LINE)}
+    probe = Path(__file__).parent / "runtime_probe.py"
+    env = dict(os.environ, **EIGHT_DEVICES)
+    r = subprocess.run([sys.executable, str(probe), str(root / "pkg" / "main.py"), str(root)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    assert sorted(outcome) == ["case_alias_fails", "case_host_runs", "case_reexport_fails"]
+    for case, res in outcome.items():
+        if case.endswith("_fails"):
+            assert not res["ok"] and "BufferError" in res["classes"], (case, res)
+            assert ["impl.py", SINK_LINE] in res["frames"], (case, res)
+        else:
+            assert res["ok"], (case, res)
