@@ -185,3 +185,23 @@ def case_host_runs():
             assert ["impl.py", SINK_LINE] in res["frames"], (case, res)
         else:
             assert res["ok"], (case, res)
+
+
+@pytest.mark.parametrize("length, flagged", [(3, True), (400, False)])
+def test_a_chain_of_re_exports_is_followed_a_few_levels_and_never_recurses(tmp_path, length, flagged):
+    """``m0`` re-exports ``Converter`` from ``m1``, which re-exports it from ``m2`` ... down to
+    the module that defines it.  A short chain is followed to the sink; a chain of 400
+    modules once exhausted the plan's recursion (an internal error, reading each module's
+    import graph to learn what it defines): it is followed a few levels, and never fails."""
+    files = {f"pkg/m{i}.py": f"from .m{i + 1} import Converter\n" for i in range(length)}
+    files[f"pkg/m{length}.py"] = IMPL
+    files["pkg/main.py"] = HEAD.format(imports="from pkg.m0 import Converter") + textwrap.dedent("""\
+
+
+        def case_chain_fails():
+            return Converter().to_torch(sharded())
+    """)
+    root = write_files(tmp_path, {"pyproject.toml": "", "pkg/__init__.py": "", **files})
+    result = _lint(root)
+    assert not result.errors and all(f.code != "JXI000" for f in result.findings)
+    assert _found(result) == ([(f"m{length}.py", SINK_LINE, "JXI002")] if flagged else [])

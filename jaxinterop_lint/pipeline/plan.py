@@ -40,6 +40,7 @@ from .carriers import Carriers
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
+from .toplevel import units_of
 from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use, plain_lines,  # noqa: F401
                    taken_names, uses_any, uses_in_role)
 
@@ -69,6 +70,8 @@ class Plan(Carriers):
         self._facts: dict = {}
         self._targets: dict = {}
         self._passed: dict = {}         # path -> modules whose re-exports its targets followed
+        self._imported: dict = {}       # path -> {name its imports bind: (module, name taken)}
+        self._defined: dict = {}        # path -> the names it defines at top level
         self._carrier: dict = {}
         self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
         self._units: dict = {}
@@ -248,27 +251,47 @@ class Plan(Carriers):
         ``taker``, is defined, following ``from .x import name [as alias]`` re-exports (a
         few levels) of packages and of any module that imports the name without defining
         it at top level (a ``utils.py`` handing on a helper class of another module: the
-        caller of that class's exporting method gives its module calling contexts).  The
-        modules passed through are facts the decision about ``taker`` read
-        (:meth:`consulted`)."""
+        caller of that class's exporting method gives its module calling contexts).  Read
+        from the facts and the text only (:meth:`_defined_names`), never from another
+        module's import graph, so no chain of re-exports recurses.  The modules passed
+        through are facts the decision about ``taker`` read (:meth:`consulted`)."""
         if depth > 4:
             return owner, name
-        f = self.facts(owner)
-        for module, names in (f or {}).get("imports", ()):
-            for taken, alias in names or ():
-                if (alias or taken) != name or taken == "*":
-                    continue
-                if os.path.basename(owner) != "__init__.py" and name in self.units(owner):
-                    return owner, name      # imported, and defined there as well
-                sub = self.index.find_module(f"{module}.{taken}")
-                if sub is not None:
-                    self._passed.setdefault(taker, set()).add(owner)
-                    return sub, None
-                found = self.index.find_module(module)
-                if found is not None and found != owner:
-                    self._passed.setdefault(taker, set()).add(owner)
-                    return self._origin(found, taken, depth + 1, taker)
+        imported = self._imported.get(owner)
+        if imported is None:    # {name bound by an import: (module, name taken)}, the first one
+            imported = self._imported[owner] = {}
+            for module, names in (self.facts(owner) or {}).get("imports", ()):
+                for taken, alias in names or ():
+                    if taken != "*":
+                        imported.setdefault(alias or taken, (module, taken))
+        if name not in imported:
+            return owner, name
+        module, taken = imported[name]
+        if os.path.basename(owner) != "__init__.py" and name in self._defined_names(owner):
+            return owner, name      # imported, and defined there as well
+        sub = self.index.find_module(f"{module}.{taken}")
+        if sub is not None:
+            self._passed.setdefault(taker, set()).add(owner)
+            return sub, None
+        found = self.index.find_module(module)
+        if found is not None and found != owner:
+            self._passed.setdefault(taker, set()).add(owner)
+            return self._origin(found, taken, depth + 1, taker)
         return owner, name
+
+    def _defined_names(self, path: str) -> frozenset:
+        """The names module file ``path`` defines at top level (functions, classes,
+        assignments; not imports), read from its text (:func:`~.toplevel.units_of`)."""
+        known = self._defined.get(path)
+        if known is None:
+            try:
+                text = self.texts.get(path)
+                text = plain_lines(text if text is not None else self.reader.text(path))
+                known = frozenset(n for names, _ in units_of(text) for n in names or ())
+            except Exception:
+                known = frozenset()
+            self._defined[path] = known
+        return known
 
     def reach(self, path: str, decides: bool = True) -> bool:
         """Whether JAX code reaches ``path``: it names JAX words or takes a name from a
