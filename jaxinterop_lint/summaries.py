@@ -10,6 +10,7 @@ device-count tests).  Origins are stored resolved to a path and a line.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
@@ -160,6 +161,12 @@ class Freezer:
                 raise NotReady(rec.name)
             summary = rec.owner.summary(rec) if getattr(rec, "owner", None) is not None else rec.summary
             data = {"name": rec.name, "params": list(rec.params), "ret": None, "exports": [], "donates": []}
+            owner = getattr(rec, "owner", None)
+            at = getattr(owner, "path", None)
+            if owner is not None and owner is not self.ma and isinstance(at, str) and os.path.isabs(at):
+                # a function of another module (a factory's instance of its class): its
+                # exports are that module's, for the calling contexts a caller gives it
+                data["at"] = [at, owner.display_path]
             if summary is not None:
                 data["ret"] = self.value(summary.ret, depth + 1)
                 data["exports"] = [[e.param, e.event.consumer, e.event.sink.protocol, e.event.sink.raises,
@@ -254,6 +261,15 @@ class Thawer:
             self.owners[path] = FrozenModule(display_path=path)
         return self.owners[path]
 
+    def defined_in(self, path: str, display_path: str):
+        """The owner of a record that another module defines (frozen with its absolute
+        ``path``: calling contexts go to that file)."""
+        key = ("at", path)
+        if key not in self.owners:
+            owner = self.owners[key] = FrozenModule(display_path=display_path)
+            owner.path = path
+        return self.owners[key]
+
     def origin(self, o):
         if o is None:
             return None
@@ -295,7 +311,8 @@ class Thawer:
         data = self.data["records"].get(key)
         if data is None:
             return None
-        rec = FrozenRecord(data["name"], data["params"], owner=self.module)
+        at = data.get("at")
+        rec = FrozenRecord(data["name"], data["params"], owner=self.module if not at else self.defined_in(*at))
         self.records[key] = rec
         exports = []
         for param, consumer, protocol, raises, arg, copy_kw, *path in data["exports"]:

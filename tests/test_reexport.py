@@ -1,11 +1,14 @@
-"""Names handed on by a module that does not define them (issue 16, the plan's import graph).
+"""Names handed on by a module that does not define them (issue 16, the plan's import graph):
+re-exports and factories.
 
 ``pkg/tools.py`` imports ``Converter`` from ``pkg/impl.py`` (whose ``to_torch`` calls
 ``torch.from_dlpack``) and names no consumer itself; ``pkg/main.py`` takes ``Converter`` (or an
 alias of it) from ``tools``.  The plan follows such a re-export to the module that defines the
 name, as it does for a package's ``__init__`` (``Plan._origin``): the caller gives ``impl.py``
-its calling context, and the export is flagged at ``impl.py``'s sink.  Run for real on 8 CPU
-devices, the same program raises ``BufferError`` there.
+its calling context, and the export is flagged at ``impl.py``'s sink.  A factory of ``tools``
+(``def converter(): return Converter()``), or of a module taking it from ``tools``, hands on the
+same class (``pipeline/handon.py``): ``converter().to_torch(sharded)`` is flagged there too, cold
+and warm.  Run for real on 8 CPU devices, each flagged program raises ``BufferError`` there.
 
 A cached summary holding a function of another module (a factory returning that module's
 class) once made a warm run fail with an internal error (``FrozenRecord`` had no ``state``).
@@ -60,7 +63,7 @@ SINK_LINE = 6   # ``return torch.from_dlpack(a)`` in impl.py
 
 def _project(root: Path, imports: str, body: str, tools: str = TOOLS) -> Path:
     files = {"pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"0\"\n", "pkg/__init__.py": "",
-             "pkg/impl.py": IMPL, "pkg/tools.py": tools,
+             "pkg/impl.py": IMPL, "pkg/tools.py": tools, "pkg/layer.py": LAYER,
              "pkg/main.py": HEAD.format(imports=imports) + "\n\n" + textwrap.dedent(body)}
     return write_files(root, files)
 
@@ -86,7 +89,21 @@ REEXPORTED = {
         def case_relative_fails():
             return Converter().to_torch(sharded())
     """),
+    "a factory": ("from pkg.tools import converter", """\
+        def case_factory_fails():
+            return converter().to_torch(sharded())
+    """),
+    "a factory of the module": ("from pkg import tools", """\
+        def case_module_factory_fails():
+            return tools.converter().to_torch(sharded())
+    """),
+    "a factory's caller": ("from pkg.layer import make", """\
+        def case_layer_fails():
+            return make().to_torch(sharded())
+    """),
 }
+
+LAYER = "from .tools import converter\n\n\ndef make():\n    return converter()\n"
 
 
 @pytest.mark.parametrize("case", sorted(REEXPORTED))
@@ -104,6 +121,54 @@ def test_a_re_exported_name_given_host_data_has_no_finding(tmp_path):
             return Converter().to_torch(np.zeros(8, np.float32))
     """))
     assert _found(result) == [] and not result.errors
+
+
+def test_a_factory_given_host_data_has_no_finding(tmp_path):
+    result = _lint(_project(tmp_path, "from pkg.tools import converter", """\
+        def case_host_runs():
+            return converter().to_torch(np.zeros(8, np.float32))
+    """))
+    assert _found(result) == [] and not result.errors
+
+
+def test_a_warm_run_after_edits_finds_what_a_cold_run_finds(tmp_path):
+    """The caller hands the factory's instance host data, then a sharded array again; and
+    ``tools``' factory returns a class of its own, then ``impl``'s again.  The summary of
+    ``tools`` stored in between holds ``impl``'s class: its exports stay ``impl``'s (the
+    calling context goes to ``impl.py``), and what ``main`` read through ``tools`` is a
+    dependency of its result."""
+    root = _project(tmp_path, "from pkg.tools import converter", """\
+        def case_factory_fails():
+            return converter().to_torch(sharded())
+    """)
+    main, tools = root / "pkg" / "main.py", root / "pkg" / "tools.py"
+    sharded_call, host_call = main.read_text(), main.read_text().replace("(sharded())", "(np.zeros(8))")
+    safe = "class Safe:\n    def to_torch(self, a):\n        return a\n\n\ndef converter():\n    return Safe()\n"
+    flagged = [("impl.py", SINK_LINE, "JXI002")]
+    for main_text, tools_text, want in [(sharded_call, TOOLS, flagged), (host_call, TOOLS, []),
+                                        (sharded_call, TOOLS, flagged), (sharded_call, safe, []),
+                                        (sharded_call, TOOLS, flagged)]:
+        main.write_text(main_text)
+        tools.write_text(tools_text)
+        warm = _lint(root, use_cache=True)
+        assert _found(warm) == want == _found(_lint(root)), (main_text, tools_text)
+        assert not warm.errors
+
+
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_a_caller_naming_no_jax_word_is_planned_for_the_factory_it_calls(tmp_path, use_cache):
+    """``train`` names no JAX word: it takes ``sharded`` from ``model`` and ``converter``
+    from ``tools``.  The plan makes it a candidate for what the factory hands on
+    (``Plan.exporter_targets``), and its call gives ``impl`` the calling context."""
+    files = {"pkg/model.py": HEAD.format(imports=""),
+             "pkg/train.py": "from pkg.model import sharded\nfrom pkg.tools import converter\n\n\n"
+                             "def case_train_fails():\n    return converter().to_torch(sharded())\n"}
+    root = _project(tmp_path, "", "")       # main.py calls nothing
+    write_files(root, files)
+    for _ in range(2 if use_cache else 1):
+        result = _lint(root, use_cache=use_cache)
+        assert _found(result) == [("impl.py", SINK_LINE, "JXI002")] and not result.errors
+        assert "called from case_train_fails() at pkg/train.py:6" in result.findings[0].message
 
 
 def test_a_module_that_defines_the_name_it_imports_is_not_followed(tmp_path):
@@ -178,7 +243,8 @@ def case_host_runs():
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     outcome = json.loads(r.stdout.strip().splitlines()[-1])
-    assert sorted(outcome) == ["case_alias_fails", "case_host_runs", "case_reexport_fails"]
+    assert sorted(outcome) == ["case_alias_fails", "case_factory_fails", "case_host_runs", "case_layer_fails",
+                               "case_module_factory_fails", "case_reexport_fails"]
     for case, res in outcome.items():
         if case.endswith("_fails"):
             assert not res["ok"] and "BufferError" in res["classes"], (case, res)

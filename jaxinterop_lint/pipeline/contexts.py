@@ -53,6 +53,8 @@ class ContextsMixin:
                 self.index.add_file(files[-1])
         for p in files:
             self.plan.targets(p)
+            if self.plan.reach(p, decides=False):   # a caller may give contexts only then
+                self.plan.handed_targets(p)
 
     def imports_from(self, caller: str, callee: str) -> bool:
         """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a

@@ -182,7 +182,9 @@ class Demand:
         plan.targets(caller)
         plan.reach_asked.add(caller)    # the answer follows the import graph (a result's dependencies)
         bound = plan._bound.get(caller, {})
-        taken = {n for n, ts in bound.items() if any(t == callee and (names is None or k in names) for t, k in ts)}
+        plan.handed_targets(caller)     # names bound to what a module's factory hands on (:mod:`.handon`)
+        taken = {n for table in (bound, plan.handed_bound.get(caller, {})) for n, ts in table.items()
+                 if any(t == callee and (names is None or k in names) for t, k in ts)}
         if not taken:
             return False
         units = self.units(caller)

@@ -37,10 +37,10 @@ from typing import Optional
 
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
 from .carriers import Carriers
+from .handon import HandOn
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
-from .toplevel import units_of
 from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use, plain_lines,  # noqa: F401
                    taken_names, uses_any, uses_in_role)
 
@@ -49,7 +49,7 @@ _non_literal_use = non_literal_use
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
-class Plan(Carriers):
+class Plan(Carriers, HandOn):
     """The plan of one run over one project (or over lone files: ``index`` None).
 
     ``reader`` reads and hashes; ``store`` (or None) keeps facts by hash; ``enabled`` is the
@@ -69,9 +69,7 @@ class Plan(Carriers):
         self.importers: dict = {}       # file -> {importer: names taken (None: the module)}
         self._facts: dict = {}
         self._targets: dict = {}
-        self._passed: dict = {}         # path -> modules whose re-exports its targets followed
-        self._imported: dict = {}       # path -> {name its imports bind: (module, name taken)}
-        self._defined: dict = {}        # path -> the names it defines at top level
+        self._hand_on_init()
         self._carrier: dict = {}
         self._bound: dict = {}          # path -> {bound name: [(file, name or None)]}
         self._units: dict = {}
@@ -239,59 +237,12 @@ class Plan(Carriers):
                     continue
                 owner = idx.find_module(module)
                 if owner is not None:
-                    out.append(self._origin(owner, name, 0, path) if name != "*" else (owner, name))
+                    out.append(self.origin(owner, name, path) if name != "*" else (owner, name))
                     bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
         for target, name in out:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
         return out
-
-    def _origin(self, owner: str, name: str, depth: int, taker: str) -> tuple:
-        """``(file, name there)``: where ``name``, taken from module file ``owner`` by
-        ``taker``, is defined, following ``from .x import name [as alias]`` re-exports (a
-        few levels) of packages and of any module that imports the name without defining
-        it at top level (a ``utils.py`` handing on a helper class of another module: the
-        caller of that class's exporting method gives its module calling contexts).  Read
-        from the facts and the text only (:meth:`_defined_names`), never from another
-        module's import graph, so no chain of re-exports recurses.  The modules passed
-        through are facts the decision about ``taker`` read (:meth:`consulted`)."""
-        if depth > 4:
-            return owner, name
-        imported = self._imported.get(owner)
-        if imported is None:    # {name bound by an import: (module, name taken)}, the first one
-            imported = self._imported[owner] = {}
-            for module, names in (self.facts(owner) or {}).get("imports", ()):
-                for taken, alias in names or ():
-                    if taken != "*":
-                        imported.setdefault(alias or taken, (module, taken))
-        if name not in imported:
-            return owner, name
-        module, taken = imported[name]
-        if os.path.basename(owner) != "__init__.py" and name in self._defined_names(owner):
-            return owner, name      # imported, and defined there as well
-        sub = self.index.find_module(f"{module}.{taken}")
-        if sub is not None:
-            self._passed.setdefault(taker, set()).add(owner)
-            return sub, None
-        found = self.index.find_module(module)
-        if found is not None and found != owner:
-            self._passed.setdefault(taker, set()).add(owner)
-            return self._origin(found, taken, depth + 1, taker)
-        return owner, name
-
-    def _defined_names(self, path: str) -> frozenset:
-        """The names module file ``path`` defines at top level (functions, classes,
-        assignments; not imports), read from its text (:func:`~.toplevel.units_of`)."""
-        known = self._defined.get(path)
-        if known is None:
-            try:
-                text = self.texts.get(path)
-                text = plain_lines(text if text is not None else self.reader.text(path))
-                known = frozenset(n for names, _ in units_of(text) for n in names or ())
-            except Exception:
-                known = frozenset()
-            self._defined[path] = known
-        return known
 
     def reach(self, path: str, decides: bool = True) -> bool:
         """Whether JAX code reaches ``path``: it names JAX words or takes a name from a
@@ -361,8 +312,12 @@ class Plan(Carriers):
 
     def exporter_targets(self, path: str) -> list:
         """``[(file, names)]`` of the targets of ``path`` that name a consumer (they may
-        export a parameter), when JAX code reaches ``path``; else []."""
+        export a parameter), those handed on to it included
+        (:meth:`~.handon.HandOn.handed_targets`), when JAX code reaches ``path``; else []."""
         out = [(t, n) for t, n in self.targets(path) if (self.facts(t) or {}).get("sink")]
+        if out or self.reach(path, decides=False):
+            # and what a factory or wrapper of a module naming none hands on (:mod:`.handon`)
+            out += [pair for pair in self.handed_targets(path) if pair not in out]
         return out if out and self.reach(path) else []
 
     def gate(self, path: str, name: Optional[str] = None) -> bool:
@@ -370,7 +325,9 @@ class Plan(Carriers):
         from it (None: the module itself): a package's ``__init__`` (re-exports), a name
         that can hand on a multi-device value, or a name it does not define at top level
         (an alias, a re-export) in a module naming a consumer, or re-exported from a module
-        that the gate admits for it or defers it (:meth:`_origin`).  A top-level function or
+        that the gate admits for it or defers it (:meth:`~.handon.HandOn.origin`), or a
+        unit that hands on names of a module naming a consumer (a factory:
+        :meth:`~.handon.HandOn.handed_on`).  A top-level function or
         class that uses a consumer and carries nothing is :meth:`deferred` instead."""
         f = self.facts(path)
         if f is None:
@@ -382,12 +339,13 @@ class Plan(Carriers):
         if self.carrier_name(path, name):
             return True
         if name in self.units(path):
-            return False
+            # a factory or wrapper handing on a name that may export (:mod:`.handon`)
+            return bool(self.handed_on(path, name)[0])
         if f["sink"]:
             return True
         # a re-export (``from .impl import Converter`` in a module naming no consumer): as
         # the module that defines it would be, for that name
-        origin, there = self._origin(path, name, 0, path)
+        origin, there = self.origin(path, name, path)
         return origin != path and (there is None or self.gate(origin, there) or self.deferred(origin, there))
 
     def deferred(self, path: str, name: str) -> bool:

@@ -47,19 +47,20 @@ class StoreMixin:
         """``{file: hash}`` of what the analysis of ``path`` used (transitively), plus, for
         a result, what its plan used: with ``planned`` False (not analysed) every file whose
         facts the decision read, with ``planned`` True the files it imports (the masking
-        keeps the callers of those naming a consumer)."""
+        keeps the callers of those naming a consumer); both with the modules its imports
+        passed through (re-exports, factories: :meth:`~.plan.Plan.read_for`)."""
         deps = set(extra)
         if planned is False:
             # What the decision read: the files it imports, and the import graph beyond
             # them only when it asked whether JAX code reaches the file.
-            deps |= {t for t, _ in self.plan.targets(path)}
+            deps |= self.plan.read_for(path)
             if path in self.plan.reach_asked:
                 more = self.plan.consulted(path, MAX_PLAN_DEPS)
                 if more is None:
                     return None
                 deps |= more
         elif planned:
-            deps |= {t for t, _ in self.plan.targets(path)}
+            deps |= self.plan.read_for(path)
         if self._project is not None:
             deps |= self.project.dependencies(path)
             for t in extra:

@@ -1,0 +1,279 @@
+"""Stage 3, plan: what a module hands on from another module without defining it.
+
+A caller ``A`` takes a name from a module ``R`` that only hands on something of a module ``E``:
+
+- a re-export: ``R`` imports the name and does not define it (``from .impl import Converter``
+  in a ``utils.py``).  :meth:`HandOn.origin` follows it to the module that defines it, as for a
+  package's ``__init__``; the import graph then has ``A`` taking the name from ``E``.
+- a function of ``R`` (a factory) that returns an instance of a class of ``E`` whose text uses
+  a consumer, or such a class or function itself, when ``E`` names a consumer: ``def
+  converter(): return Converter()``, or the result of another such factory (``return
+  converter()``, also of one more module naming none: ``layer.make()`` returning
+  ``tools.converter()``).  :meth:`HandOn.handed_on`
+  reads that from the ``return`` statements; :meth:`HandOn.handed_targets` adds what is handed
+  on to what ``A`` takes (a second import graph beside :meth:`~.plan.Plan.targets`, so that
+  computing one module's targets never computes another's), and ``A`` becomes a caller that
+  can give ``E``'s exporting methods calling contexts: ``converter().to_torch(sharded)`` is
+  judged at ``E``'s sink.  A function that only calls an exporting function (a relay) is the
+  demand's question already (:meth:`~.demand.Demand.relays`).
+
+Every module read on the way is a fact the decision about ``A`` read
+(:meth:`~.plan.Plan.consulted`).  All of it is read from the text (the plan's facts and
+top-level units), never parsed.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from .scan import plain_lines
+from .toplevel import strip_prose, units_of
+
+DEPTH = 4       # re-exports and relay modules followed at most this deep
+# ``return Name(``, ``return mod.Name(``, ``return Name`` (the end of the statement after it);
+# a literal first (no ``\b``), which the regex engine finds many times faster
+_RETURN = re.compile(r"return[ \t]+([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?[ \t]*(\(|[ \t]*(?:$|[;#]))", re.M)
+
+
+def _returned(code: str) -> list:
+    """``[(name, attribute or "", called)]`` of what ``return`` statements of ``code``
+    return: a name or ``module.name``, called or not."""
+    return [(m.group(1), m.group(2) or "", m.group(3) == "(") for m in _RETURN.finditer(code)
+            if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")]
+
+
+def _called(text: str, local: str) -> set:
+    """The names of the attributes that ``text`` calls on the module bound to ``local``
+    (``local.name(``), read from the text, comments and strings included (a spurious hit
+    only costs a look).  The pattern starts with the name itself, a literal the regex
+    engine searches for quickly."""
+    if local + "." not in text:
+        return set()
+    return {m.group(1) for m in re.finditer(re.escape(local) + r"\.(\w+)[ \t]*\(", text)
+            if not m.start() or not (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.")}
+
+
+class HandOn:
+    """Re-exports and handed-on names of a :class:`~.plan.Plan` (a mixin: the plan supplies
+    ``facts``, ``index``, ``targets``, ``units``, ``_bound``, ``importers``, ``texts`` and
+    ``reader``)."""
+
+    def _hand_on_init(self) -> None:
+        self._passed: dict = {}         # path -> modules its import graph passed through
+        self._defined: dict = {}        # path -> {top-level name: its code}
+        self._imported: dict = {}       # path -> {name its imports bind: (module, name taken)}
+        self._returns: dict = {}        # path -> the names its return statements return
+        self._may: dict = {}            # path -> whether its functions may hand anything on
+        self._handed: dict = {}         # (path, name) -> (handed-on (file, name)s, modules read)
+        self._handed_targets: dict = {}  # path -> [(file, name)] handed on to it
+        self.handed_bound: dict = {}    # path -> {bound name: [(file, name)]} handed on
+
+    def _read_units(self, path: str) -> dict:
+        """``{top-level name: the code of its units}`` of module file ``path`` (functions,
+        classes, assignments; not imports), read from its text once
+        (:func:`~.toplevel.units_of`)."""
+        known = self._defined.get(path)
+        if known is None:
+            known = self._defined[path] = {}
+            try:
+                text = self.texts.get(path)
+                for names, body in units_of(plain_lines(text if text is not None else self.reader.text(path))):
+                    for n in names or ():
+                        known.setdefault(n, []).append(body)
+            except Exception:
+                pass
+        return known
+
+    def origin(self, owner: str, name: str, taker: str, depth: int = 0) -> tuple:
+        """``(file, name there)``: where ``name``, taken from module file ``owner`` by
+        ``taker``, is defined, following ``from .x import name [as alias]`` re-exports (a
+        few levels) of packages and of any module that imports the name without defining
+        it at top level (:meth:`defined`); ``(submodule, None)`` for a submodule handed on.
+        The modules passed through are recorded as read for ``taker``."""
+        if depth > DEPTH:
+            return owner, name
+        imported = self._imported.get(owner)
+        if imported is None:    # {bound name: (module, name taken)}, the first import binding it
+            imported = self._imported[owner] = {}
+            for module, names in (self.facts(owner) or {}).get("imports", ()):
+                for taken, alias in names or ():
+                    if taken != "*":
+                        imported.setdefault(alias or taken, (module, taken))
+        hit = imported.get(name)
+        if hit is None:
+            return owner, name
+        module, taken = hit
+        if os.path.basename(owner) != "__init__.py" and name in self._read_units(owner):
+            return owner, name      # imported, and defined there as well
+        sub = self.index.find_module(f"{module}.{taken}")
+        if sub is not None:
+            self._passed.setdefault(taker, set()).add(owner)
+            return sub, None
+        found = self.index.find_module(module)
+        if found is not None and found != owner:
+            self._passed.setdefault(taker, set()).add(owner)
+            return self.origin(found, taken, taker, depth + 1)
+        return owner, name
+
+    def handed_on(self, path: str, name: str, depth: int = 0) -> tuple:
+        """``(names, read)``: the ``(file, name)`` pairs of modules naming a consumer that the
+        top-level function ``name`` of module file ``path`` (naming none) returns: an
+        instance of such a module's class whose text uses a consumer (``return
+        Converter()``), or that function or class itself (``return to_torch``), directly,
+        through the module's own functions, or through a function of another module naming
+        none that it returns the result of (``return tools.converter()``; that module's own
+        such functions are followed, a relay of a relay is not: :meth:`may_hand_on`); and
+        the modules read for it.  Read from the text: ``return`` statements, the names bound by
+        the module's imports.  Empty for a module that names a consumer (its own units are
+        what the demand asks about) or a name it does not define."""
+        key = (path, name)
+        known = self._handed.get(key)
+        if known is not None:
+            return known
+        self._handed[key] = ((), frozenset())      # a cycle hands on nothing more
+        f = self.facts(path)
+        if not f or f["sink"] or depth > DEPTH:
+            return self._handed[key]
+        bound = self._bound_of(path)
+        if not self.may_hand_on(path):
+            self._handed[key] = ((), frozenset((path,)))
+            return self._handed[key]
+        bodies = self._read_units(path)
+        todo = [name] if name in bodies else []
+        seen, out, read = set(todo), set(), {path}
+        while todo:
+            for head, attr, called in _returned(strip_prose("".join(bodies[todo.pop()]))):
+                if head in bodies:
+                    if head not in seen and not attr:
+                        seen.add(head)
+                        todo.append(head)
+                    continue
+                for t, k in bound.get(head, ()):
+                    if k is None and attr:
+                        k = attr
+                    if t == path or k is None or k == "*":
+                        continue
+                    if (self.facts(t) or {}).get("sink"):
+                        if self.hands_export(t, k, called):
+                            out.add((t, k))
+                    elif called:
+                        more, also = self.handed_on(t, k, depth + 1)
+                        out.update(more)
+                        read.update(also)
+        self._handed[key] = (tuple(sorted(out)), frozenset(read))
+        return self._handed[key]
+
+    def _returns_bound(self, path: str, bound: dict, relay: bool = True) -> bool:
+        """Whether some ``return`` statement of module file ``path`` returns a name its
+        imports bind (``bound``) that may hand on an exporting function: a name of a module
+        naming a consumer that :meth:`hands_export` (called or not), or, with ``relay``, a
+        name of a module naming none that returns such a name itself (read one level).  Else
+        none of its functions hands anything on.  One search of the whole text of each
+        module (a spurious hit in a string only costs a look)."""
+        heads = self._returns.get(path)
+        if heads is None:
+            heads = self._returns[path] = frozenset((h, a) for h, a, _ in _returned(self._text_of(path)))
+        for head, attr in heads:
+            for t, k in bound.get(head, ()):
+                if k is None:
+                    k = attr
+                if t == path or not k or k == "*":
+                    continue
+                if (self.facts(t) or {}).get("sink"):
+                    if self.hands_export(t, k, False):
+                        return True
+                elif relay and self._returns_bound(t, self._bound_of(t), False):
+                    return True
+        return False
+
+    def may_hand_on(self, path: str) -> bool:
+        """:meth:`_returns_bound` of module file ``path`` and its imports, once a run."""
+        known = self._may.get(path)
+        if known is None:
+            known = self._may[path] = self._returns_bound(path, self._bound_of(path))
+        return known
+
+    def _bound_of(self, path: str) -> dict:
+        """``{bound name: [(file, name)]}`` of the imports of module file ``path``."""
+        bound = self._bound.get(path)
+        if bound is None:
+            self.targets(path)
+            bound = self._bound.get(path, {})
+        return bound
+
+    def hands_export(self, path: str, name: str, called: bool) -> bool:
+        """Whether ``name``, returned from a module naming a consumer (``path``), hands over
+        a function that may export: a class whose text uses a consumer (``consumer_defs``),
+        called or not, or such a function not called; or a name ``path`` does not define
+        (a re-export)."""
+        defs = self.consumer_defs(path)
+        if name in defs and not called:
+            return True
+        units = self._read_units(path)
+        if name not in units:
+            return True
+        return name in defs and re.search(r"^class[ \t]+%s\b" % name, "".join(units[name]), re.M) is not None
+
+    def handed_targets(self, path: str) -> list:
+        """``[(file, name)]`` handed on to ``path``: for each name ``path`` takes from a module
+        naming no consumer, what :meth:`handed_on` finds there.  Fills
+        :attr:`handed_bound` (the names ``path`` binds to them) and ``importers``, and
+        records the modules read."""
+        known = self._handed_targets.get(path)
+        if known is not None:
+            return known
+        self._handed_targets[path] = out = []
+        self.targets(path)
+        bound = self.handed_bound[path] = {}
+        text = None
+        for local, taken in list(self._bound.get(path, {}).items()):
+            for t, k in taken:
+                if t == path or k == "*" or (self.facts(t) or {}).get("sink") or not self.may_hand_on(t):
+                    continue
+                called = ()
+                if k is None:   # a module: the functions of it that ``path`` calls
+                    if text is None:
+                        text = self._text_of(path)
+                    called = _called(text, local)
+                    if not called:
+                        continue
+                names, read = self._handed_by(t, k, called)
+                if read:    # what was read decides, whether or not something is handed on
+                    self._passed.setdefault(path, set()).update(read)
+                for pair in names:
+                    bound.setdefault(local, []).append(pair)
+                    if pair not in out:
+                        out.append(pair)
+        for target, name in out:
+            if target != path:
+                self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
+        return out
+
+    def read_for(self, path: str) -> set:
+        """The module files whose facts the import graph of ``path`` read: those it takes
+        names from, and those its re-exports and handed-on names passed through."""
+        return {t for t, _ in self.targets(path)} | self._passed.get(path, set())
+
+    def _text_of(self, path: str) -> str:
+        """The text of module file ``path`` (the caller's, when given), "" if unreadable."""
+        text = self.texts.get(path)
+        try:
+            return text if text is not None else self.reader.text(path)
+        except Exception:
+            return ""
+
+    def _handed_by(self, path: str, name, called) -> tuple:
+        """:meth:`handed_on` of the unit ``name`` of ``path``, or, for the module taken whole
+        (None), of each of its units in ``called`` (the attributes called on it)."""
+        if name is not None:
+            return self.handed_on(path, name)
+        f = self.facts(path)
+        if not f or f["sink"]:
+            return (), frozenset()
+        names, read = set(), set()
+        bodies = self._read_units(path)
+        for unit in sorted(u for u in called if u in bodies):
+            more, also = self.handed_on(path, unit)
+            names.update(more)
+            read.update(also)
+        return tuple(sorted(names)), frozenset(read)
