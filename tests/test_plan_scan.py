@@ -104,7 +104,7 @@ def test_every_bare_jax_word_is_matched_in_its_role_as_before():
 def test_imports_in_parentheses_aliases_and_relative_imports():
     text = "from .models import (\n    Bert as B,\n    gpt,\n)\nimport torch.nn as nn, numpy\n"
     assert scan.imports_of(text, "pkg.sub") == [["pkg.sub.models", [["Bert", "B"], ["gpt", None]]],
-                                                ["torch.nn", None], ["numpy", None]]
+                                                ["torch.nn", None], ["torch", [["nn", "nn"]]], ["numpy", None]]
     assert scan.import_roots(text) == {"nn": {"torch"}, "numpy": {"numpy"}, "B": {"models"}, "gpt": {"models"}}
 
 

@@ -6,9 +6,11 @@ re-exports and factories.
 alias of it) from ``tools``.  The plan follows such a re-export to the module that defines the
 name, as it does for a package's ``__init__`` (``Plan._origin``): the caller gives ``impl.py``
 its calling context, and the export is flagged at ``impl.py``'s sink.  A factory of ``tools``
-(``def converter(): return Converter()``), or of a module taking it from ``tools``, hands on the
-same class (``pipeline/handon.py``): ``converter().to_torch(sharded)`` is flagged there too, cold
-and warm.  Run for real on 8 CPU devices, each flagged program raises ``BufferError`` there.
+(``def converter(): return Converter()``, or ``conv = Converter(); return conv``), or of a module
+taking it from ``tools``, hands on the same class (``pipeline/handon.py``):
+``converter().to_torch(sharded)`` is flagged there too, cold and warm; so is ``tools.Converter()``
+with ``import pkg.tools as tools`` (``import a.b as x`` binds ``x`` to ``a.b``: the plan's facts
+once dropped the alias, and ``impl_mod.Converter()`` was not followed either).  Run for real on 8 CPU devices, each flagged program raises ``BufferError`` there.
 
 A cached summary holding a function of another module (a factory returning that module's
 class) once made a warm run fail with an internal error (``FrozenRecord`` had no ``state``).
@@ -43,6 +45,11 @@ from .impl import Converter as Conv
 
 def converter():
     return Converter()
+
+
+def built(dtype=None):
+    conv = Converter()
+    return conv
 """
 
 HEAD = """\
@@ -100,6 +107,19 @@ REEXPORTED = {
     "a factory's caller": ("from pkg.layer import make", """\
         def case_layer_fails():
             return make().to_torch(sharded())
+    """),
+    "a factory's local": ("from pkg.tools import built", """\
+        def case_local_fails():
+            conv = built("f32")
+            return conv.to_torch(sharded())
+    """),
+    "import a.b as x": ("import pkg.impl as impl_mod", """\
+        def case_import_as_fails():
+            return impl_mod.Converter().to_torch(sharded())
+    """),
+    "a re-export through the module": ("import pkg.tools as tools_mod", """\
+        def case_module_reexport_fails():
+            return tools_mod.Converter().to_torch(sharded())
     """),
 }
 
@@ -243,8 +263,9 @@ def case_host_runs():
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     outcome = json.loads(r.stdout.strip().splitlines()[-1])
-    assert sorted(outcome) == ["case_alias_fails", "case_factory_fails", "case_host_runs", "case_layer_fails",
-                               "case_module_factory_fails", "case_reexport_fails"]
+    assert sorted(outcome) == ["case_alias_fails", "case_factory_fails", "case_host_runs", "case_import_as_fails",
+                               "case_layer_fails", "case_local_fails", "case_module_factory_fails",
+                               "case_module_reexport_fails", "case_reexport_fails"]
     for case, res in outcome.items():
         if case.endswith("_fails"):
             assert not res["ok"] and "BufferError" in res["classes"], (case, res)

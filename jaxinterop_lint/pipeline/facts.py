@@ -20,7 +20,7 @@ from .scan import Present, alone, consumer, guards_of, imports_of, plain_lines, 
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
                     count_words, jax_words)
 
-FACTS_VERSION = 17
+FACTS_VERSION = 18
 
 
 class Words:

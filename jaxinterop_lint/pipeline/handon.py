@@ -9,13 +9,19 @@ A caller ``A`` takes a name from a module ``R`` that only hands on something of 
   a consumer, or such a class or function itself, when ``E`` names a consumer: ``def
   converter(): return Converter()``, or the result of another such factory (``return
   converter()``, also of one more module naming none: ``layer.make()`` returning
-  ``tools.converter()``).  :meth:`HandOn.handed_on`
-  reads that from the ``return`` statements; :meth:`HandOn.handed_targets` adds what is handed
+  ``tools.converter()``), or a name assigned such a call (``conv = Converter(); return
+  conv``).  :meth:`HandOn.handed_on` reads that from the ``return`` statements; :meth:`HandOn.handed_targets` adds what is handed
   on to what ``A`` takes (a second import graph beside :meth:`~.plan.Plan.targets`, so that
   computing one module's targets never computes another's), and ``A`` becomes a caller that
   can give ``E``'s exporting methods calling contexts: ``converter().to_torch(sharded)`` is
   judged at ``E``'s sink.  A function that only calls an exporting function (a relay) is the
   demand's question already (:meth:`~.demand.Demand.relays`).
+- a module taken whole (``import pkg.tools as tools``): the names ``A`` calls on it
+  (``tools.Converter()``) that it re-exports (:meth:`HandOn._re_exported`) or hands on.
+
+Subclasses are not followed (``class FastConverter(Converter)`` in a module naming no
+consumer): subclassing an exporting base is the norm in PyTorch code bases, and following it
+cost a fifth of a cold run on transformers.
 
 Every module read on the way is a fact the decision about ``A`` read
 (:meth:`~.plan.Plan.consulted`).  All of it is read from the text (the plan's facts and
@@ -42,6 +48,25 @@ def _returned(code: str) -> list:
             if not m.start() or not (code[m.start() - 1].isalnum() or code[m.start() - 1] in "_.")]
 
 
+_ASSIGNED = re.compile(r"[ \t]*=[ \t]*([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?[ \t]*\(")
+_NOT_ASSIGNED = frozenset(("None", "True", "False", "self", "cls"))
+
+
+def _handed_names(code: str) -> list:
+    """:func:`_returned` of ``code`` (a unit's), and the calls assigned to a name it returns
+    (``conv = Converter(); return conv``), as called (the module docstring says why
+    subclasses are not)."""
+    out = _returned(code)
+    for name in {h for h, a, c in out if not a and not c and h not in _NOT_ASSIGNED}:
+        at = code.find(name + " =")
+        while at >= 0:      # ``name = X(`` (a literal search, then a match where it is)
+            m = _ASSIGNED.match(code, at + len(name))
+            if m is not None and not (at and (code[at - 1].isalnum() or code[at - 1] in "_.")):
+                out.append((m.group(1), m.group(2) or "", True))
+            at = code.find(name + " =", at + len(name))
+    return out
+
+
 def _called(text: str, local: str) -> set:
     """The names of the attributes that ``text`` calls on the module bound to ``local``
     (``local.name(``), read from the text, comments and strings included (a spurious hit
@@ -62,8 +87,11 @@ class HandOn:
         self._passed: dict = {}         # path -> modules its import graph passed through
         self._defined: dict = {}        # path -> {top-level name: its code}
         self._imported: dict = {}       # path -> {name its imports bind: (module, name taken)}
-        self._returns: dict = {}        # path -> the names its return statements return
-        self._may: dict = {}            # path -> whether its functions may hand anything on
+        self._returns: dict = {}        # path -> :func:`_handed_names` of its text
+        self._may: dict = {}            # (path, relay) -> whether its functions may hand anything on
+        self._hands_memo: dict = {}     # (file, name, called, relay) -> :meth:`_hands`
+        self._relevance: dict = {}      # (file, taken whole) -> what handed_targets asks of it
+        self._re: dict = {}             # path -> {name re-exported: (file, name there)}
         self._handed: dict = {}         # (path, name) -> (handed-on (file, name)s, modules read)
         self._handed_targets: dict = {}  # path -> [(file, name)] handed on to it
         self.handed_bound: dict = {}    # path -> {bound name: [(file, name)]} handed on
@@ -142,7 +170,7 @@ class HandOn:
         todo = [name] if name in bodies else []
         seen, out, read = set(todo), set(), {path}
         while todo:
-            for head, attr, called in _returned(strip_prose("".join(bodies[todo.pop()]))):
+            for head, attr, called in _handed_names(strip_prose("".join(bodies[todo.pop()]))):
                 if head in bodies:
                     if head not in seen and not attr:
                         seen.add(head)
@@ -165,33 +193,43 @@ class HandOn:
 
     def _returns_bound(self, path: str, bound: dict, relay: bool = True) -> bool:
         """Whether some ``return`` statement of module file ``path`` returns a name its
-        imports bind (``bound``) that may hand on an exporting function: a name of a module
-        naming a consumer that :meth:`hands_export` (called or not), or, with ``relay``, a
-        name of a module naming none that returns such a name itself (read one level).  Else
-        none of its functions hands anything on.  One search of the whole text of each
-        module (a spurious hit in a string only costs a look)."""
+        imports bind (``bound``) that may hand on an exporting function (:meth:`_hands`),
+        or a name assigned a call of one (``conv = Converter(); return conv``): else none
+        of its functions hands anything on.  :func:`_handed_names` of its whole text (a
+        spurious hit in a string only costs a look)."""
+        key = (path, relay)
+        known = self._may.get(key)
+        if known is not None:
+            return known
+        self._may[key] = False      # a cycle of relays hands nothing on
         heads = self._returns.get(path)
         if heads is None:
-            heads = self._returns[path] = frozenset((h, a) for h, a, _ in _returned(self._text_of(path)))
-        for head, attr in heads:
-            for t, k in bound.get(head, ()):
-                if k is None:
-                    k = attr
-                if t == path or not k or k == "*":
-                    continue
-                if (self.facts(t) or {}).get("sink"):
-                    if self.hands_export(t, k, False):
-                        return True
-                elif relay and self._returns_bound(t, self._bound_of(t), False):
-                    return True
-        return False
+            heads = self._returns[path] = frozenset(_handed_names(self._text_of(path)))
+        found = any(self._hands(path, t, k if k is not None else attr, called, relay)
+                    for head, attr, called in heads for t, k in bound.get(head, ()))
+        self._may[key] = found
+        return found
+
+    def _hands(self, path: str, t: str, k, called: bool, relay: bool) -> bool:
+        """Whether the name ``k`` of module file ``t`` (None: the module), bound in ``path``,
+        may hand on an exporting function: one that :meth:`hands_export` of a module naming
+        a consumer (a module: one with such a function or class), or, with ``relay``, one of
+        a module naming none whose own ``return`` statements may (read one level)."""
+        if t == path or k == "*" or (k is None and not called):
+            return False
+        key = (t, k, called, relay)
+        known = self._hands_memo.get(key)
+        if known is None:
+            if (self.facts(t) or {}).get("sink"):
+                known = True if k is None else self.hands_export(t, k, called)
+            else:
+                known = relay and self._returns_bound(t, self._bound_of(t), False)
+            self._hands_memo[key] = known
+        return known
 
     def may_hand_on(self, path: str) -> bool:
         """:meth:`_returns_bound` of module file ``path`` and its imports, once a run."""
-        known = self._may.get(path)
-        if known is None:
-            known = self._may[path] = self._returns_bound(path, self._bound_of(path))
-        return known
+        return self._returns_bound(path, self._bound_of(path))
 
     def _bound_of(self, path: str) -> dict:
         """``{bound name: [(file, name)]}`` of the imports of module file ``path``."""
@@ -204,15 +242,25 @@ class HandOn:
     def hands_export(self, path: str, name: str, called: bool) -> bool:
         """Whether ``name``, returned from a module naming a consumer (``path``), hands over
         a function that may export: a class whose text uses a consumer (``consumer_defs``),
-        called or not, or such a function not called; or a name ``path`` does not define
-        (a re-export)."""
+        called or not, or such a function not called; or a name ``path`` imports (a
+        re-export, followed by :meth:`origin` where it matters).  Literal searches of the
+        facts and the text, never a parse."""
         defs = self.consumer_defs(path)
-        if name in defs and not called:
-            return True
-        units = self._read_units(path)
-        if name not in units:
-            return True
-        return name in defs and re.search(r"^class[ \t]+%s\b" % name, "".join(units[name]), re.M) is not None
+        if name in defs:
+            return not called or self._is_class(path, name)
+        self.origin(path, name, path)       # fills the module's map of what its imports bind
+        return name in self._imported.get(path, {})
+
+    def _is_class(self, path: str, name: str) -> bool:
+        """Whether module file ``path`` defines ``name`` with a top-level ``class``."""
+        text = self._text_of(path)
+        at = text.find("class " + name)
+        while at >= 0:
+            end = at + 6 + len(name)
+            if (not at or text[at - 1] == "\n") and (end == len(text) or not (text[end].isalnum() or text[end] == "_")):
+                return True
+            at = text.find("class " + name, end)
+        return False
 
     def handed_targets(self, path: str) -> list:
         """``[(file, name)]`` handed on to ``path``: for each name ``path`` takes from a module
@@ -228,8 +276,17 @@ class HandOn:
         text = None
         for local, taken in list(self._bound.get(path, {}).items()):
             for t, k in taken:
-                if t == path or k == "*" or (self.facts(t) or {}).get("sink") or not self.may_hand_on(t):
+                if t == path or k == "*":
                     continue
+                relevance = self._relevance.get((t, k is None))
+                if relevance is None:   # (re-exports reached as attributes, may hand on), once a run
+                    sink = (self.facts(t) or {}).get("sink")
+                    again = self._re_exported(t) if k is None and not sink else {}
+                    may = not sink and self.may_hand_on(t)
+                    relevance = self._relevance[(t, k is None)] = (again, may) if again or may else False
+                if relevance is False:
+                    continue
+                again, may = relevance
                 called = ()
                 if k is None:   # a module: the functions of it that ``path`` calls
                     if text is None:
@@ -237,7 +294,11 @@ class HandOn:
                     called = _called(text, local)
                     if not called:
                         continue
-                names, read = self._handed_by(t, k, called)
+                names, read = self._handed_by(t, k, called) if may else ((), frozenset())
+                more = {again[a] for a in called if a in again}   # ``tools.Converter()``, a re-export
+                if more:
+                    # what the re-exports passed through (recorded for ``t``) decides too
+                    names, read = tuple(sorted(set(names) | more)), read | {t} | self._passed.get(t, set())
                 if read:    # what was read decides, whether or not something is handed on
                     self._passed.setdefault(path, set()).update(read)
                 for pair in names:
@@ -248,6 +309,24 @@ class HandOn:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
         return out
+
+    def _re_exported(self, path: str) -> dict:
+        """``{name: (file, name there)}`` of the names module file ``path`` (naming no
+        consumer) imports without defining, whose origin (:meth:`origin`) is a class or
+        function of a module naming a consumer that :meth:`hands_export` when called: what
+        ``tools.Converter()`` reaches through a module taken whole.  From the facts and the
+        text, once a run."""
+        known = self._re.get(path)
+        if known is None:
+            known = self._re[path] = {}
+            for module, names in (self.facts(path) or {}).get("imports", ()):
+                for taken, alias in names or ():
+                    if taken == "*":
+                        continue
+                    o, there = self.origin(path, alias or taken, path)
+                    if o != path and there and (self.facts(o) or {}).get("sink") and self.hands_export(o, there, True):
+                        known[alias or taken] = (o, there)
+        return known
 
     def read_for(self, path: str) -> set:
         """The module files whose facts the import graph of ``path`` read: those it takes

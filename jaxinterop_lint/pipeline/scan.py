@@ -199,6 +199,10 @@ def imports_of(text: str, package: str) -> list:
                     a = _ALIAS.match(part.strip())
                     if a:
                         out.append([a.group(1), None])
+                        parent, dot, last = a.group(1).rpartition(".")
+                        if a.group(2) and dot:
+                            # ``import a.b as x`` binds ``x`` to ``a.b``, as ``from a import b as x``
+                            out.append([parent, [[last, a.group(2)]]])
         i = text.find("import", end)
     return out
 
