@@ -50,6 +50,10 @@ def converter():
 def built(dtype=None):
     conv = Converter()
     return conv
+
+
+def converter_cls():
+    return Converter
 """
 
 HEAD = """\
@@ -112,6 +116,15 @@ REEXPORTED = {
         def case_local_fails():
             conv = built("f32")
             return conv.to_torch(sharded())
+    """),
+    "a factory of the class": ("from pkg.tools import converter_cls", """\
+        def case_class_factory_fails():
+            cls = converter_cls()
+            return cls().to_torch(sharded())
+    """),
+    "a factory of the dotted module": ("import pkg.tools", """\
+        def case_dotted_factory_fails():
+            return pkg.tools.converter().to_torch(sharded())
     """),
     "import a.b as x": ("import pkg.impl as impl_mod", """\
         def case_import_as_fails():
@@ -191,6 +204,64 @@ def test_a_caller_naming_no_jax_word_is_planned_for_the_factory_it_calls(tmp_pat
         assert "called from case_train_fails() at pkg/train.py:6" in result.findings[0].message
 
 
+PARAM_CALLERS = """\
+class Trainer:
+    def __init__(self):
+        self.conv = converter()
+
+    def step(self, batch):
+        return self.conv.to_torch(batch)
+
+
+def step(batch):
+    conv = converter()
+    return conv.to_torch(batch)
+
+
+def case_trainer_fails():
+    return Trainer().step(sharded())
+
+
+def case_step_fails():
+    return step(sharded())
+
+
+def case_host_runs():
+    return step(np.zeros(8, np.float32))
+"""
+
+
+def _param_callers(root: Path) -> Path:
+    return _project(root, "from pkg.tools import converter", PARAM_CALLERS)
+
+
+def test_a_factorys_instance_exporting_a_parameter_is_flagged_at_the_call(tmp_path):
+    """The factory's instance exports a parameter of the caller (kept on ``self``, or in a
+    local): flagged at the call in ``main.py`` with the caller's calling context, as for
+    ``Converter()`` itself.  The file names no consumer: the masking once skipped it (the
+    factory's name was not among the names that may export), 0 findings."""
+    result = _lint(_param_callers(tmp_path))
+    main_text = (tmp_path / "pkg" / "main.py").read_text().splitlines()
+    calls = [i + 1 for i, line in enumerate(main_text) if ".to_torch(batch)" in line]
+    assert _found(result) == [("main.py", line, "JXI002") for line in calls], result.findings
+    assert not result.errors
+
+
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
+def test_a_factorys_instance_exporting_a_parameter_raises_where_flagged_on_eight_devices(tmp_path):
+    root = _param_callers(tmp_path)
+    probe = Path(__file__).parent / "runtime_probe.py"
+    r = subprocess.run([sys.executable, str(probe), str(root / "pkg" / "main.py"), str(root)],
+                       capture_output=True, text=True, env=dict(os.environ, **EIGHT_DEVICES), timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    assert sorted(outcome) == ["case_host_runs", "case_step_fails", "case_trainer_fails"]
+    for case, res in outcome.items():
+        assert res["ok"] == case.endswith("_runs"), (case, res)
+        if not res["ok"]:
+            assert "BufferError" in res["classes"] and ["impl.py", SINK_LINE] in res["frames"], (case, res)
+
+
 def test_a_module_that_defines_the_name_it_imports_is_not_followed(tmp_path):
     """``tools`` imports ``Converter`` and then defines its own (a fallback, a wrapper):
     ``main``'s ``Converter`` is ``tools``' one, which exports nothing."""
@@ -263,7 +334,8 @@ def case_host_runs():
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     outcome = json.loads(r.stdout.strip().splitlines()[-1])
-    assert sorted(outcome) == ["case_alias_fails", "case_factory_fails", "case_host_runs", "case_import_as_fails",
+    assert sorted(outcome) == ["case_alias_fails", "case_class_factory_fails", "case_dotted_factory_fails",
+                               "case_factory_fails", "case_host_runs", "case_import_as_fails",
                                "case_layer_fails", "case_local_fails", "case_module_factory_fails",
                                "case_module_reexport_fails", "case_reexport_fails"]
     for case, res in outcome.items():

@@ -302,7 +302,7 @@ class InvokeMixin:
         guard = self.map_guard(ret, bind, rec, node)
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
-                            V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED):
+                            V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):
                 out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
                               placed_by=None, guard=None, count_of=None)
             elif guard is None:

@@ -58,13 +58,16 @@ class AnalysesMixin:
 
     def callers(self, path: str) -> frozenset:
         """Names bound in ``path`` by imports of modules that name a consumer (their calls
-        may be findings: the masking keeps them)."""
+        may be findings: the masking keeps them), and names bound to what a module naming
+        none hands on from one (a factory: :meth:`~.handon.HandOn.handed_targets`)."""
         f = self.plan.facts(path)
         if not f or self.index is None:
             return frozenset()
+        self.plan.handed_targets(path)
+        handed = frozenset(self.plan.handed_bound.get(path, ()))
         sinky = {t for t, _ in self.plan.targets(path) if (self.plan.facts(t) or {}).get("sink")}
         if not sinky:
-            return frozenset()
+            return handed
         bound = self.plan._bound.get(path, {})
         if any(t in sinky for t, _ in bound.get("*", ())):
             # a star import of such a module: any name may be one of its functions
@@ -73,7 +76,7 @@ class AnalysesMixin:
                 for name, alias in names or [[module.split(".")[0], None]]:
                     out.add(alias or name)
             return frozenset(out)
-        return frozenset(n for n, ts in bound.items() if any(t in sinky for t, _ in ts))
+        return handed | frozenset(n for n, ts in bound.items() if any(t in sinky for t, _ in ts))
 
     def _make_analysis(self, path: str, project, text=None, want: Optional[frozenset] = None):
         try:

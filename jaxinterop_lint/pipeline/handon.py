@@ -291,7 +291,9 @@ class HandOn:
                 if k is None:   # a module: the functions of it that ``path`` calls
                     if text is None:
                         text = self._text_of(path)
-                    called = _called(text, local)
+                    dotted = self.index.module_name(t) or local
+                    # ``import pkg.tools`` binds ``pkg``: its calls are ``pkg.tools.f(``
+                    called = _called(text, dotted if dotted.startswith(local + ".") else local)
                     if not called:
                         continue
                 names, read = self._handed_by(t, k, called) if may else ((), frozenset())
