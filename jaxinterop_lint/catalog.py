@@ -33,11 +33,14 @@ def applicable(finding, unsafe: bool) -> bool:
 
 def fixable_hint(findings: list, unsafe: bool) -> str:
     """For a run without ``--fix``: ``[*] N fixable with --fix (K more with --unsafe-fixes).``,
-    or '' when nothing is fixable."""
+    ``[*] K fixable with --fix --unsafe-fixes.`` when only unsafe fixes apply, or '' when
+    nothing is fixable."""
     safe = sum(1 for f in findings if applicable(f, unsafe))
     more = 0 if unsafe else sum(1 for f in findings if applicable(f, True)) - safe
     if not safe and not more:
         return ""
+    if not safe:
+        return f"[*] {more} fixable with --fix --unsafe-fixes."
     hint = f"[*] {safe} fixable with --fix" + (" --unsafe-fixes" if unsafe else "")
     if more:
         hint += f" ({more} more with --unsafe-fixes)"

@@ -186,3 +186,13 @@ def test_summary_counts_unsafe_fixes(tmp_path):
     r = run_cli("--fix", "--unsafe-fixes", "m.py", cwd=tmp_path)
     assert r.returncode == 0
     assert "Fixed 1 finding (0 remaining)." in r.stderr
+
+
+def test_a_run_with_only_unsafe_fixes_says_so_without_a_zero(tmp_path):
+    """Only an unsafe fix applies: the hint names ``--unsafe-fixes`` instead of "0 fixable
+    with --fix (1 more ...)" (a new user found that wording odd)."""
+    (tmp_path / "m.py").write_text("import jax\nimport torch\n" + MULTI + "t = torch.from_dlpack(y)\n")
+    r = run_cli("m.py", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "[*] 1 fixable with --fix --unsafe-fixes." in r.stderr
+    assert "0 fixable" not in r.stderr

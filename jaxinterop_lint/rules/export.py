@@ -144,7 +144,7 @@ class MultiDeviceDlpackExport(ExportRule):
     )
     VALID = (
         "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
-        "t = torch.from_dlpack(jax.device_put(y, jax.devices()[0]))\n",
+        "t = torch.from_dlpack(jax.device_put(y, jax.local_devices()[0]))\n",
         "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\nimport numpy as np\n"
         "y = jax.device_put(x, NamedSharding(mesh, P('data')))\nt = torch.from_numpy(np.asarray(y))\n",
         "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\nimport torch\ny = jax.device_put(x, NamedSharding(mesh, P('data')))\n"
