@@ -74,7 +74,7 @@ SINK_LINE = 6   # ``return torch.from_dlpack(a)`` in impl.py
 
 def _project(root: Path, imports: str, body: str, tools: str = TOOLS) -> Path:
     files = {"pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"0\"\n", "pkg/__init__.py": "",
-             "pkg/impl.py": IMPL, "pkg/tools.py": tools, "pkg/layer.py": LAYER,
+             "pkg/impl.py": IMPL, "pkg/tools.py": tools, "pkg/layer.py": LAYER, "pkg/layer2.py": LAYER2,
              "pkg/main.py": HEAD.format(imports=imports) + "\n\n" + textwrap.dedent(body)}
     return write_files(root, files)
 
@@ -112,6 +112,10 @@ REEXPORTED = {
         def case_layer_fails():
             return make().to_torch(sharded())
     """),
+    "a factory's caller's caller": ("from pkg.layer2 import make2", """\
+        def case_layer2_fails():
+            return make2().to_torch(sharded())
+    """),
     "a factory's local": ("from pkg.tools import built", """\
         def case_local_fails():
             conv = built("f32")
@@ -137,6 +141,7 @@ REEXPORTED = {
 }
 
 LAYER = "from .tools import converter\n\n\ndef make():\n    return converter()\n"
+LAYER2 = "from .layer import make\n\n\ndef make2():\n    return make()\n"     # two relay modules
 
 
 @pytest.mark.parametrize("case", sorted(REEXPORTED))
@@ -336,7 +341,7 @@ def case_host_runs():
     outcome = json.loads(r.stdout.strip().splitlines()[-1])
     assert sorted(outcome) == ["case_alias_fails", "case_class_factory_fails", "case_dotted_factory_fails",
                                "case_factory_fails", "case_host_runs", "case_import_as_fails",
-                               "case_layer_fails", "case_local_fails", "case_module_factory_fails",
+                               "case_layer2_fails", "case_layer_fails", "case_local_fails", "case_module_factory_fails",
                                "case_module_reexport_fails", "case_reexport_fails"]
     for case, res in outcome.items():
         if case.endswith("_fails"):

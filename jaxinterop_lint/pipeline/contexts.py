@@ -53,7 +53,7 @@ class ContextsMixin:
                 self.index.add_file(files[-1])
         for p in files:
             self.plan.targets(p)
-            if self.plan.reach(p, decides=False):   # a caller may give contexts only then
+            if self.plan.may_be_reached(p):     # a caller may give contexts only then
                 self.plan.handed_targets(p)
 
     def imports_from(self, caller: str, callee: str) -> bool:

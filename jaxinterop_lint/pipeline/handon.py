@@ -8,8 +8,8 @@ A caller ``A`` takes a name from a module ``R`` that only hands on something of 
 - a function of ``R`` (a factory) that returns an instance of a class of ``E`` whose text uses
   a consumer, or such a class or function itself, when ``E`` names a consumer: ``def
   converter(): return Converter()``, or the result of another such factory (``return
-  converter()``, also of one more module naming none: ``layer.make()`` returning
-  ``tools.converter()``), or a name assigned such a call (``conv = Converter(); return
+  converter()``, also through modules naming none, :data:`RELAYS` of them: ``layer.make()``
+  returning ``tools.converter()``), or a name assigned such a call (``conv = Converter(); return
   conv``).  :meth:`HandOn.handed_on` reads that from the ``return`` statements; :meth:`HandOn.handed_targets` adds what is handed
   on to what ``A`` takes (a second import graph beside :meth:`~.plan.Plan.targets`, so that
   computing one module's targets never computes another's), and ``A`` becomes a caller that
@@ -32,10 +32,11 @@ from __future__ import annotations
 import os
 import re
 
-from .scan import plain_lines
+from .scan import consumer, plain_lines, taken_names
 from .toplevel import strip_prose, units_of
 
 DEPTH = 4       # re-exports and relay modules followed at most this deep
+RELAYS = 2      # modules naming no consumer a factory's result is read through, beyond its own
 # ``return Name(``, ``return mod.Name(``, ``return Name`` (the end of the statement after it);
 # a literal first (no ``\b``), which the regex engine finds many times faster
 _RETURN = re.compile(r"return[ \t]+([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?[ \t]*(\(|[ \t]*(?:$|[;#]))", re.M)
@@ -67,6 +68,20 @@ def _handed_names(code: str) -> list:
     return out
 
 
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+\w+", re.M)
+
+
+def _class_line(text: str, name: str) -> int:
+    """Where the line ``class name`` (at top level) starts in ``text``, or -1."""
+    at = text.find("class " + name)
+    while at >= 0:
+        end = at + 6 + len(name)
+        if (not at or text[at - 1] == "\n") and (end == len(text) or not (text[end].isalnum() or text[end] == "_")):
+            return at
+        at = text.find("class " + name, end)
+    return -1
+
+
 def _called(text: str, local: str) -> set:
     """The names of the attributes that ``text`` calls on the module bound to ``local``
     (``local.name(``), read from the text, comments and strings included (a spurious hit
@@ -89,6 +104,7 @@ class HandOn:
         self._imported: dict = {}       # path -> {name its imports bind: (module, name taken)}
         self._returns: dict = {}        # path -> :func:`_handed_names` of its text
         self._may: dict = {}            # (path, relay) -> whether its functions may hand anything on
+        self._class_consumer: dict = {}  # (file, class) -> whether its text uses a consumer
         self._hands_memo: dict = {}     # (file, name, called, relay) -> :meth:`_hands`
         self._relevance: dict = {}      # (file, taken whole) -> what handed_targets asks of it
         self._re: dict = {}             # path -> {name re-exported: (file, name there)}
@@ -150,7 +166,7 @@ class HandOn:
         Converter()``), or that function or class itself (``return to_torch``), directly,
         through the module's own functions, or through a function of another module naming
         none that it returns the result of (``return tools.converter()``; that module's own
-        such functions are followed, a relay of a relay is not: :meth:`may_hand_on`); and
+        such functions are followed, :data:`RELAYS` modules deep: :meth:`may_hand_on`); and
         the modules read for it.  Read from the text: ``return`` statements, the names bound by
         the module's imports.  Empty for a module that names a consumer (its own units are
         what the demand asks about) or a name it does not define."""
@@ -191,7 +207,7 @@ class HandOn:
         self._handed[key] = (tuple(sorted(out)), frozenset(read))
         return self._handed[key]
 
-    def _returns_bound(self, path: str, bound: dict, relay: bool = True) -> bool:
+    def _returns_bound(self, path: str, bound: dict, relay: int) -> bool:
         """Whether some ``return`` statement of module file ``path`` returns a name its
         imports bind (``bound``) that may hand on an exporting function (:meth:`_hands`),
         or a name assigned a call of one (``conv = Converter(); return conv``): else none
@@ -201,7 +217,7 @@ class HandOn:
         known = self._may.get(key)
         if known is not None:
             return known
-        self._may[key] = False      # a cycle of relays hands nothing on
+        self._may[key] = False      # (the levels go down: no key is asked again while open)
         heads = self._returns.get(path)
         if heads is None:
             heads = self._returns[path] = frozenset(_handed_names(self._text_of(path)))
@@ -210,11 +226,12 @@ class HandOn:
         self._may[key] = found
         return found
 
-    def _hands(self, path: str, t: str, k, called: bool, relay: bool) -> bool:
+    def _hands(self, path: str, t: str, k, called: bool, relay: int) -> bool:
         """Whether the name ``k`` of module file ``t`` (None: the module), bound in ``path``,
         may hand on an exporting function: one that :meth:`hands_export` of a module naming
-        a consumer (a module: one with such a function or class), or, with ``relay``, one of
-        a module naming none whose own ``return`` statements may (read one level)."""
+        a consumer (a module: one with such a function or class), or, while ``relay`` (the
+        levels left) is above 0, one of a module naming none whose own ``return``
+        statements may (:meth:`_returns_bound` one level down)."""
         if t == path or k == "*" or (k is None and not called):
             return False
         key = (t, k, called, relay)
@@ -223,13 +240,13 @@ class HandOn:
             if (self.facts(t) or {}).get("sink"):
                 known = True if k is None else self.hands_export(t, k, called)
             else:
-                known = relay and self._returns_bound(t, self._bound_of(t), False)
+                known = relay > 0 and self._returns_bound(t, self._bound_of(t), relay - 1)
             self._hands_memo[key] = known
         return known
 
     def may_hand_on(self, path: str) -> bool:
         """:meth:`_returns_bound` of module file ``path`` and its imports, once a run."""
-        return self._returns_bound(path, self._bound_of(path))
+        return self._returns_bound(path, self._bound_of(path), RELAYS)
 
     def _bound_of(self, path: str) -> dict:
         """``{bound name: [(file, name)]}`` of the imports of module file ``path``."""
@@ -244,23 +261,40 @@ class HandOn:
         a function that may export: a class whose text uses a consumer (``consumer_defs``),
         called or not, or such a function not called; or a name ``path`` imports (a
         re-export, followed by :meth:`origin` where it matters).  Literal searches of the
-        facts and the text, never a parse."""
-        defs = self.consumer_defs(path)
-        if name in defs:
-            return not called or self._is_class(path, name)
+        facts and the text, never a parse: for a name called, only that class's text is
+        read (:meth:`_class_uses_consumer`), not every unit of a large module."""
+        if called and self._is_class(path, name):
+            return self._class_uses_consumer(path, name)
+        if not called and name in self.consumer_defs(path):
+            return True
         self.origin(path, name, path)       # fills the module's map of what its imports bind
         return name in self._imported.get(path, {})
 
+    def _class_uses_consumer(self, path: str, name: str) -> bool:
+        """Whether the top-level class ``name`` of module file ``path`` uses a consumer in
+        its text: :meth:`~.plan.Plan.consumer_defs` for that one unit (from its ``class``
+        line to the next top-level ``def`` or ``class``), once a run."""
+        key = (path, name)
+        known = self._class_consumer.get(key)
+        if known is None:
+            f = self.facts(path) or {}
+            if isinstance(f.get("defs"), list):
+                known = name in f["defs"]
+            else:
+                text = plain_lines(self._text_of(path))
+                start = _class_line(text, name)
+                known = False
+                if start >= 0:
+                    nxt = _TOP_DEF.search(text, start + 1)
+                    roots = {m.split(".")[0] for m, _ in f.get("imports", ())}
+                    known = consumer(text[start:nxt.start() if nxt else len(text)], self.words.sinks, roots,
+                                     taken_names(f.get("imports", ())))
+            self._class_consumer[key] = known
+        return known
+
     def _is_class(self, path: str, name: str) -> bool:
         """Whether module file ``path`` defines ``name`` with a top-level ``class``."""
-        text = self._text_of(path)
-        at = text.find("class " + name)
-        while at >= 0:
-            end = at + 6 + len(name)
-            if (not at or text[at - 1] == "\n") and (end == len(text) or not (text[end].isalnum() or text[end] == "_")):
-                return True
-            at = text.find("class " + name, end)
-        return False
+        return _class_line(self._text_of(path), name) >= 0
 
     def handed_targets(self, path: str) -> list:
         """``[(file, name)]`` handed on to ``path``: for each name ``path`` takes from a module

@@ -315,10 +315,22 @@ class Plan(Carriers, HandOn):
         export a parameter), those handed on to it included
         (:meth:`~.handon.HandOn.handed_targets`), when JAX code reaches ``path``; else []."""
         out = [(t, n) for t, n in self.targets(path) if (self.facts(t) or {}).get("sink")]
-        if out or self.reach(path, decides=False):
+        if self.may_be_reached(path):
             # and what a factory or wrapper of a module naming none hands on (:mod:`.handon`)
             out += [pair for pair in self.handed_targets(path) if pair not in out]
         return out if out and self.reach(path) else []
+
+    def may_be_reached(self, path: str) -> bool:
+        """Whether JAX code may reach ``path``, asked cheaply: a file importing a JAX root
+        (whose JAX words, the lazy part of its facts, would cost a scan of its text to
+        read) is taken as reached; any other file is asked :meth:`reach` (its facts name
+        no JAX root: no scan)."""
+        f = self.facts(path)
+        if f is None:
+            return False
+        if any(m.split(".")[0] in self.words.jax_roots for m, _ in f["imports"]):
+            return True
+        return self.reach(path, decides=False)
 
     def gate(self, path: str, name: Optional[str] = None) -> bool:
         """Whether the analysis may parse module ``path`` for its summary, to get ``name``
