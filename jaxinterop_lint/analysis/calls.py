@@ -3,6 +3,7 @@
 removed APIs, FFI buffer copies, and calls of this module's own functions (summaries)."""
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import Optional
 
@@ -56,7 +57,35 @@ class CallMixin(FactsMixin):
                 kw[a.keyword.value] = (v, a.value)
             elif a.star != "**":
                 pos.append((v, a.value))
+            else:
+                self.splat(node, v, a.value, kw)
         return pos, kw
+
+    def splat(self, node, v: Value, arg_node, kw: dict) -> None:
+        """``f(**d)``: the entries of a dict with constant string keys become keyword
+        arguments (``jax.device_put(x, **{"device": sharding})``); a dict of unknown keys
+        that may hold a placement or an array (a ``**kw`` parameter passed on) is kept for the
+        call's placement keyword (:meth:`splat_entry`)."""
+        if v.structured:
+            for key, part in v.parts or ():
+                if key.startswith("['") or key.startswith('["'):
+                    try:
+                        name = ast.literal_eval(key[1:])
+                    except (ValueError, SyntaxError):
+                        continue
+                    if isinstance(name, str) and name not in kw:
+                        kw[name] = (part, arg_node)
+        elif v.deps or v.multi is not None:
+            self.__dict__.setdefault("_splats", {})[id(node)] = (v, arg_node)
+
+    def splat_entry(self, node, names) -> Optional[Arg]:
+        """The entry ``names[0]`` of a ``**`` argument of unknown keys given to the call
+        ``node`` (None: there is none)."""
+        held = getattr(self, "_splats", None)
+        if not held or id(node) not in held or not names:
+            return None
+        v, arg_node = held[id(node)]
+        return (P.read(v, V.item_key(names[0])), arg_node)
 
     def apply(self, node, f: Value, pos: list, kw: dict) -> Value:
         """Call the value ``f`` with evaluated arguments."""
@@ -178,6 +207,8 @@ class CallMixin(FactsMixin):
         if placement is not None:
             index, names = placement
             where = pos[index] if len(pos) > index else next((kw[k] for k in names if k in kw), None)
+            if where is None:
+                where = self.splat_entry(node, names)
             return self.placed(node, qn, where, first)
         if qn in self.ma.kb.direct_sources:
             return V.multi(Origin(self.ma.kb.direct_sources[qn], node, self.ma, self.function))

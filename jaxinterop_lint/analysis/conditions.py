@@ -36,7 +36,10 @@ _FLIP = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan,
 
 
 def count_subject(walker, node):
-    """The key whose device count ``node`` measures, ALL for the process, or None."""
+    """The key whose device count ``node`` measures, ALL for the process, or None
+    (``(n := len(x.devices()))`` measures what its value does)."""
+    while isinstance(node, cst.NamedExpr):
+        node = node.value
     if isinstance(node, cst.Attribute) and node.attr.value in apis.MESH_SIZE_ATTRIBUTES:
         holder = walker.eval(node.value)
         if placements.every(holder):
@@ -76,7 +79,10 @@ def _int(node):
 
 
 def refinements(walker, test) -> tuple[dict, dict]:
-    """``(true, false)``: what holds on each branch of ``test``, as key -> SAFE / FALSE_GUARD."""
+    """``(true, false)``: what holds on each branch of ``test``, as key -> SAFE / FALSE_GUARD
+    (``if (single := ...):`` tests what its value does)."""
+    while isinstance(test, cst.NamedExpr):
+        test = test.value
     stored = through_values(walker, test)
     if stored is not None:
         return stored

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import replace
+from typing import Optional
 
 import libcst as cst
 
@@ -268,13 +269,24 @@ class ExprMixin:
     def element_of(self, value: Value, node=None) -> Value:
         """The value of one element when iterating over ``value`` (at ``node``): for an
         instance of a class of this project with an ``__iter__``, what that method's
-        iterator gives."""
+        iterator gives: a generator's yields, or the result of the ``__next__`` of the
+        instance it returns (an iterator class: ``__iter__`` returning ``self``)."""
         if value.kind == V.INSTANCE and value.cls is not None and node is not None:
-            method = value.cls.methods.get("__iter__")
-            if method is not None and method.kind == V.FUNC and method.func is not None:
-                bound = V.evolve(method, func=replace(method.func, bound=((value, node),)))
-                return P.element_of(self.apply(node, bound, [], {}))
+            it = self.call_dunder(value, "__iter__", node)
+            if it is not None:
+                following = self.call_dunder(it, "__next__", node)
+                return following if following is not None else P.element_of(it)
         return P.element_of(value)
+
+    def call_dunder(self, value: Value, name: str, node) -> Optional[Value]:
+        """``value.<name>()`` for an instance of a project class defining that method, else None."""
+        if value.kind != V.INSTANCE or value.cls is None:
+            return None
+        method = value.cls.methods.get(name)
+        if method is None or method.kind != V.FUNC or method.func is None:
+            return None
+        bound = V.evolve(method, func=replace(method.func, bound=((value, node),)))
+        return self.apply(node, bound, [], {})
 
     def e_comprehension(self, node) -> Value:
         saved = self.env

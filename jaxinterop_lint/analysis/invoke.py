@@ -183,6 +183,23 @@ class InvokeMixin:
                 self.donate(bind[rec.params.index(name)][1], node)
         return result if result is not None else V.UNKNOWN_VALUE
 
+    def argument_part(self, rec, index: int, arg: tuple, path, node) -> Value:
+        """:func:`read_argument`, where an attribute the callee reads on its parameter is a
+        property of the argument's class (``model.weight`` with ``@property def weight``):
+        the property's value for that instance."""
+        if not path or path[0][:1] != ".":
+            return read_argument(rec, index, arg, path)
+        value = arg[0]
+        for key in path:
+            if key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None:
+                method = value.cls.methods.get(key[1:])
+                local = method.func.local if method is not None and method.kind == V.FUNC and method.func else None
+                if local is not None and getattr(local, "is_property", False):
+                    value = self.instance_attribute(value, key[1:], node)
+                    continue
+            value = P.read(value, key)
+        return value
+
     def call_local(self, node, rec, bind: dict):
         """Call the project function ``rec`` with ``bind``: its returned value (an iterator
         of what it yields for a generator), its exports seen with these arguments, its
@@ -209,7 +226,7 @@ class InvokeMixin:
         arg = bind.get(effect.param)
         if arg is None:
             return
-        value = read_argument(rec, effect.param, arg, effect.path)
+        value = self.argument_part(rec, effect.param, arg, effect.path, node)
         arg = (arg[0], keyword_node(node, arg, effect.path))
         inner = effect.event
         if rec.owner is not self.ma or getattr(rec, "node", None) is None:
@@ -274,7 +291,7 @@ class InvokeMixin:
         name = getattr(rec, "name", "?")
         if ret.ref is not None:
             arg = bind.get(ret.ref[0])
-            base = read_argument(rec, ret.ref[0], arg, ret.ref[1]) if arg is not None else V.UNKNOWN_VALUE
+            base = self.argument_part(rec, ret.ref[0], arg, ret.ref[1], node) if arg is not None else V.UNKNOWN_VALUE
             if base.multi is not None:
                 base = V.evolve(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
             for k, p in ret.parts or ():
@@ -293,7 +310,7 @@ class InvokeMixin:
             arg = bind.get(p)
             if arg is None:
                 continue
-            v = V.as_array(read_argument(rec, p, arg, path))
+            v = V.as_array(self.argument_part(rec, p, arg, path, node))
             if v.multi is not None:
                 v = V.evolve(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
             out = V.join(out, v)

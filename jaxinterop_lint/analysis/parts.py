@@ -283,13 +283,14 @@ def merged(value: Value, other: Value) -> Value:
 
 
 def values_of(value: Value) -> Value:
-    """``d.values()``: an iterable of the dict's entries."""
-    return iterable(_item_join(value) if value.structured else V.generic(value), "list")
+    """``d.values()``: an iterable of the dict's entries (of a parameter: its entries, the
+    path :data:`~.values.ITEM`, never its keys)."""
+    return iterable(_item_join(value) if value.structured else V.extend(value, ITEM), "list")
 
 
 def items_of(value: Value) -> Value:
     """``d.items()``: an iterable of ``(key, entry)`` pairs."""
-    entry = _item_join(value) if value.structured else V.generic(value)
+    entry = _item_join(value) if value.structured else V.extend(value, ITEM)
     return iterable(sequence((V.SAFE_VALUE, entry if entry is not None else V.UNKNOWN_VALUE)), "list")
 
 

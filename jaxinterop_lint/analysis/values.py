@@ -261,6 +261,11 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         if kind in (FUNC, CLASS) and (a.func != b.func or a.cls is not b.cls):
             first, second = (a, b) if base is a else (b, a)
             others = _alternatives(first, second)
+    elif {a.kind, b.kind} == {SHARDING, DEVICE}:
+        # a placement that may be a sharding (``target = dev if debug else sharding``) may put
+        # an array on several devices: the sharding stands for both
+        kind = SHARDING
+        base = a if a.kind == SHARDING else b
     elif a.kind == INSTANCE and not b.structured and b.kind in (SAFE, UNKNOWN, ARRAY):
         kind, base = INSTANCE, a
     elif b.kind == INSTANCE and not a.structured and a.kind in (SAFE, UNKNOWN, ARRAY):
