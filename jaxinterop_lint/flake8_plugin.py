@@ -64,8 +64,10 @@ class JaxInteropChecker:
         named = {c.strip().upper() for c in [*(getattr(options, "select", None) or ()),
                                              *(getattr(options, "extend_select", None) or ())]}
         opted_in = frozenset(opted_in | (named & OPT_IN_CODES))
-        cls.config = dataclasses.replace(cfg, select=tuple(c for c in cfg.select
-                                                           if c not in OPT_IN_CODES or c in opted_in))
+        # (an opt-in code flake8's options name is reported even when the table's own
+        # selection leaves it out: the command line wins, as in ``jaxinterop-lint``)
+        select = tuple(c for c in cfg.select if c not in OPT_IN_CODES or c in opted_in)
+        cls.config = dataclasses.replace(cfg, select=select + tuple(sorted(opted_in - set(select))))
         cls.paths = tuple(getattr(options, "filenames", None) or ["."])
         ignored = getattr(options, "extended_default_ignore", None)
         if opted_in and isinstance(ignored, list):

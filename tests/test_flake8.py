@@ -41,3 +41,13 @@ def test_flake8_jxi009_is_opt_in(tmp_path):
     assert flake8("--select=JXI009", "lib.py", cwd=tmp_path).stdout.count("JXI009") == 1
     assert "JXI009" not in flake8("lib.py", cwd=tmp_path).stdout
     assert "JXI009" in flake8("--extend-select=JXI009", "lib.py", cwd=tmp_path).stdout
+
+
+def test_flake8_opt_in_named_beside_a_table_selection(tmp_path):
+    """A table that selects or ignores (``ignore = ["JXI006"]``) does not hide an opt-in
+    code flake8's options name (a new user's report, stop 32: nothing was printed)."""
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxinterop-lint]\nignore = ["JXI006"]\n')
+    (tmp_path / "lib.py").write_text("import jax, torch\ndef f(x: jax.Array):\n    return torch.from_dlpack(x)\n")
+    assert "JXI009" in flake8("--select=JXI", "--extend-select=JXI009", "lib.py", cwd=tmp_path).stdout
+    assert flake8("--select=JXI009", "lib.py", cwd=tmp_path).stdout.count("JXI009") == 1
+    assert "JXI009" not in flake8("--select=JXI", "lib.py", cwd=tmp_path).stdout
