@@ -29,6 +29,20 @@ def lines(body: str) -> list:
     return sorted((f.line - offset, f.code) for f in lint_source(text, "hunt.py", Config()).findings)
 
 
+# an iterator class: __iter__ returns self, __next__ gives the batch
+LOADER = """\
+        class Loader:
+            def __init__(self, data):
+                self.data = data
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                return jax.device_put(self.data, S)
+
+"""
+
 FLAGGED = {
     # .items() / .values() of a dict handed in: its entries, not its keys
     "items_of_parameter": ("""\
@@ -75,20 +89,17 @@ FLAGGED = {
         export(Model())
         """, 10),
     # an iterator class: __iter__ returns self, __next__ gives the batch
-    "iterator_protocol": ("""\
-        class Loader:
-            def __init__(self, data):
-                self.data = data
-
-            def __iter__(self):
-                return self
-
-            def __next__(self):
-                return jax.device_put(self.data, S)
-
+    "iterator_protocol": (LOADER + """\
         for batch in Loader(np.ones(8)):
             torch.from_dlpack(batch)
         """, 12),
+    "iterator_parameter": (LOADER + """\
+        def consume(loader):
+            for batch in loader:
+                torch.from_dlpack(batch)
+
+        consume(Loader(np.ones(8)))
+        """, 13),
     # the placement given through ** of a dict literal
     "placement_through_splat": ("""\
         cfg = {"device": S}

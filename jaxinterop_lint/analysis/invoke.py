@@ -186,11 +186,15 @@ class InvokeMixin:
     def argument_part(self, rec, index: int, arg: tuple, path, node) -> Value:
         """:func:`read_argument`, where an attribute the callee reads on its parameter is a
         property of the argument's class (``model.weight`` with ``@property def weight``):
-        the property's value for that instance."""
-        if not path or path[0][:1] != ".":
+        the property's value for that instance), or an element of iterating over it (an
+        instance of an iterator class: :meth:`~.expr.ExprMixin.element_of`)."""
+        if not path or (path[0][:1] != "." and path[0] != V.ANY):
             return read_argument(rec, index, arg, path)
         value = arg[0]
         for key in path:
+            if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
+                value = self.element_of(value, node)
+                continue
             if key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None:
                 method = value.cls.methods.get(key[1:])
                 local = method.func.local if method is not None and method.kind == V.FUNC and method.func else None
