@@ -3,7 +3,6 @@
 removed APIs, FFI buffer copies, and calls of this module's own functions (summaries)."""
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 from typing import Optional
 
@@ -68,23 +67,19 @@ class CallMixin(FactsMixin):
         call's placement keyword (:meth:`splat_entry`)."""
         if v.structured:
             for key, part in v.parts or ():
-                if key.startswith("['") or key.startswith('["'):
-                    try:
-                        name = ast.literal_eval(key[1:])
-                    except (ValueError, SyntaxError):
-                        continue
-                    if isinstance(name, str) and name not in kw:
-                        kw[name] = (part, arg_node)
+                name = V.keyword_of(key)
+                if name is not None and name not in kw:
+                    kw[name] = (part, arg_node)
         elif v.deps or v.multi is not None:
-            self.__dict__.setdefault("_splats", {})[id(node)] = (v, arg_node)
+            self.splats[id(node)] = (v, arg_node)
 
     def splat_entry(self, node, names) -> Optional[Arg]:
         """The entry ``names[0]`` of a ``**`` argument of unknown keys given to the call
         ``node`` (None: there is none)."""
-        held = getattr(self, "_splats", None)
-        if not held or id(node) not in held or not names:
+        held = self.splats.get(id(node))
+        if held is None or not names:
             return None
-        v, arg_node = held[id(node)]
+        v, arg_node = held
         return (P.read(v, V.item_key(names[0])), arg_node)
 
     def apply(self, node, f: Value, pos: list, kw: dict) -> Value:

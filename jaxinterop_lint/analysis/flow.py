@@ -63,6 +63,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self.unrolling = 0
         self._tested = None       # (test node, its value) of the test being refined
         self.context_events = []  # the calling contexts this walk added (for the summary)
+        self.splats = {}          # id(call) -> its ``**`` argument of unknown keys (CallMixin.splat)
         versions.enter_function(self, rec)
 
     # -- utilities -----------------------------------------------------------------------

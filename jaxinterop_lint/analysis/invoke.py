@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import Optional
 
 from ..knowledge import apis
 from . import donation
@@ -54,6 +55,12 @@ def read_argument(rec, index: int, arg: tuple, path) -> Value:
             and path[0] != V.ITEM and arg[0].structured and not any(k == path[0] for k, _ in arg[0].parts or ()):
         return V.SAFE_VALUE
     return P.read_path(arg[0], path)
+
+
+def _is_property(method: Optional[Value]) -> bool:
+    """Whether a class's method value is a ``@property`` of this project."""
+    local = method.func.local if method is not None and method.kind == V.FUNC and method.func is not None else None
+    return local is not None and getattr(local, "is_property", False)
 
 
 def keyword_node(call, arg: tuple, path):
@@ -194,14 +201,11 @@ class InvokeMixin:
         for key in path:
             if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.element_of(value, node)
-                continue
-            if key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None:
-                method = value.cls.methods.get(key[1:])
-                local = method.func.local if method is not None and method.kind == V.FUNC and method.func else None
-                if local is not None and getattr(local, "is_property", False):
-                    value = self.instance_attribute(value, key[1:], node)
-                    continue
-            value = P.read(value, key)
+            elif key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None \
+                    and _is_property(value.cls.methods.get(key[1:])):
+                value = self.instance_attribute(value, key[1:], node)
+            else:
+                value = P.read(value, key)
         return value
 
     def call_local(self, node, rec, bind: dict):

@@ -59,6 +59,15 @@ def item_key(constant) -> str:
     return "[" + repr(constant)
 
 
+def keyword_of(key: str) -> Optional[str]:
+    """The string of an item key written for a string constant that can be a keyword
+    argument's name (``"['device'"`` -> ``"device"``), else None: :func:`item_key`'s inverse."""
+    if len(key) > 3 and key[0] == "[" and key[1] in "'\"" and key[-1] == key[1]:
+        name = key[2:-1]
+        return name if name.isidentifier() else None
+    return None
+
+
 def index_of(key: str) -> Optional[int]:
     """The integer of an item key written for an int constant (``"[0"``, ``"[-1"``), else None."""
     if len(key) > 1 and key[0] == "[" and (key[1:].isdigit() or (key[1] == "-" and key[2:].isdigit())):
