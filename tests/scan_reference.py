@@ -53,8 +53,29 @@ def _units_of(text: str) -> list:
             continue
         if current:
             current.append(line)
-    return [(names if names is not None else tuple(_ASSIGNED.findall("".join(lines))), lines)
-            for names, lines in units]
+    units = [(names if names is not None else tuple(_ASSIGNED.findall("".join(lines))), lines)
+             for names, lines in units]
+    # a statement other than a def or class: the names of its tuple, ``as`` and ``for``
+    # targets, and the names of other units whose contents it changes
+    defined = {n for names, _ in units for n in names}
+    out = []
+    for names, lines in units:
+        body = "".join(lines)
+        if not re.match(r"def |class |async |@", body):
+            extra = [t.strip().lstrip("*") for m in _TUPLE.findall(body) for t in m.split(",")]
+            extra += re.findall(r"\bas[ \t]+([A-Za-z_]\w*)", body)
+            extra += [t for m in re.findall(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", body, re.M)
+                      for t in re.findall(r"[A-Za-z_]\w*", m)]
+            extra += [n for n in _MUTATED.findall(body) if n in defined]
+            if extra:
+                names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
+        out.append((names, lines))
+    return out
+
+
+_TUPLE = re.compile(r"^[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)+)[ \t]*,?[ \t]*=(?!=)", re.M)
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:\[[^\n=]*\][ \t]*=(?!=)|\.[ \t]*(?:[A-Za-z_]\w*[ \t]*=(?!=)"
+                      r"|(?:append|extend|insert|update|setdefault|add)[ \t]*\())")
 
 
 @lru_cache(maxsize=4096)

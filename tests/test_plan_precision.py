@@ -167,3 +167,173 @@ def test_a_result_stored_with_the_plans_epoch_is_planned_again_when_a_far_file_c
     s = Session(str(proj), Config())
     assert s.cached(str(proj / "pkg" / "late.py")) is None
     assert ("pkg/late.py", 5, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+
+
+# A test module whose JAX test makes a sharded array and whose PyTorch test converts NumPy
+# data: the file names JAX words, but not in the unit that uses the consumer.
+SPLIT_TEST = """\
+import jax
+import numpy as np
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def test_sharded(mesh):
+    y = jax.device_put(np.ones(8), NamedSharding(mesh, P("x")))
+    assert y.shape == (8,)
+
+
+def test_torch(device):
+    t = torch.tensor(np.ones(3), device=device)
+    assert t.shape == (3,)
+"""
+# The same file with the export in the JAX test: analysed, and the finding made.
+JOINED_TEST = SPLIT_TEST.replace('    assert y.shape == (8,)\n', '    return torch.from_dlpack(y)\n')
+# A module-level statement that exports a sharded array (a script).
+SCRIPT = """\
+import jax
+import numpy as np
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def helper(n):
+    return torch.as_tensor(np.ones(n))
+
+
+mesh = jax.make_mesh((2,), ("x",))
+print(torch.from_dlpack(jax.device_put(np.ones(8), NamedSharding(mesh, P("x")))))
+"""
+
+
+def test_jax_words_of_a_file_count_only_in_the_units_that_use_a_consumer(tmp_path):
+    proj = project(tmp_path, {"pkg/split_test.py": SPLIT_TEST, "pkg/joined_test.py": JOINED_TEST,
+                              "pkg/script.py": SCRIPT})
+    PARSES.clear()
+    result = lint_paths([str(proj)], Config(), jobs=1)
+    parsed = _parsed(proj)
+    assert "pkg/split_test.py" not in parsed
+    assert {"pkg/joined_test.py", "pkg/script.py"} <= parsed
+    found = rows(result, proj)
+    assert ("pkg/joined_test.py", 9, "JXI002") in found
+    assert ("pkg/script.py", 12, "JXI002") in found
+    assert not [r for r in found if r[0] == "pkg/split_test.py"]
+
+
+def test_a_jax_keyword_in_a_call_of_another_library_is_no_placement():
+    """``device=`` places a value only in JAX's own calls (analysis/calls.py ``placed``):
+    ``torch.zeros(n, device=d)`` in a module that imports jax names no JAX word."""
+    from jaxinterop_lint.config import Config as C
+    from jaxinterop_lint.pipeline.facts import ORIGIN_NONE, ORIGIN_WEAK
+    from jaxinterop_lint.pipeline.plan import facts_of, words_for
+
+    w = words_for(C())
+    head = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nimport torch\nfrom functools import partial\n"
+
+    def level(body):
+        return facts_of(head + body, "", w)["origin"]
+
+    for body in ("t = torch.zeros(3, device=d)\n", "t = torch.zeros(f(a)[0], dtype='f(', device=d)\n",
+                 "t = torch.tensor(\n    np.ones(3),\n    device=d,\n)\n", "a = np.asarray(x, device=d)\n"):
+        assert level(body) == ORIGIN_NONE, body
+    for body in ("y = jnp.zeros(3, device=s)\n", "z = partial(jnp.zeros, device=s)\n",
+                 "xp = torch\nt = xp.zeros(3, device=s)\n", "t = torch.zeros(3, d='x\\\\'', device=s)\n",
+                 "y = jax.device_put(x, device=s)\n", "t = make(torch.zeros(3), device=s)\n"):
+        assert level(body) == ORIGIN_WEAK, body
+
+
+# A module-level statement hands a JAX helper's value to a function of the file that exports
+# it: the statement names no JAX word and defines no name, and it is the only caller.
+MAIN_GUARD = """\
+import torch
+
+from pkg.shard import sharded
+
+
+def export(a):
+    return torch.from_dlpack(a)
+
+
+if __name__ == "__main__":
+    export(sharded(1, None))
+"""
+
+
+def test_a_module_level_statement_calling_an_exporting_function_reaches_it(tmp_path):
+    own = MAIN_GUARD.replace("from pkg.shard import sharded\n", "import jax\nfrom jax.sharding import NamedSharding\n"
+                             "\nsharded = jax.jit(lambda x: x, out_shardings=NamedSharding(None, None))\n")
+    proj = project(tmp_path, {"pkg/main_guard.py": MAIN_GUARD, "pkg/own_guard.py": own})
+    found = rows(lint_paths([str(proj)], Config(), jobs=1), proj)
+    assert ("pkg/main_guard.py", 7, "JXI002") in found
+    assert ("pkg/own_guard.py", 10, "JXI002") in found
+
+
+# ``import pkg`` then ``pkg.name``: the name the package's __init__ re-exports
+PACKAGE_INIT = """\
+from .shard import sharded
+from .torch_only import tensors
+"""
+ATTRIBUTE_USE = """\
+import numpy as np
+import torch
+
+import pkg
+
+
+def main(mesh):
+    batch = pkg.sharded(np.ones(4), mesh)
+    return torch.from_dlpack(batch)
+"""
+ATTRIBUTE_HOST = """\
+import torch
+
+import pkg
+
+
+def main():
+    return torch.as_tensor(pkg . tensors(3)[0])
+"""
+
+
+def test_a_name_read_off_an_imported_package_is_followed_to_its_module(tmp_path):
+    """``pkg.sharded`` with ``import pkg`` reaches pkg/shard.py through the __init__'s
+    re-export (a BufferError on 8 CPU devices, stop 34); ``pkg.tensors`` reaches only PyTorch
+    code, so the file using it is not parsed."""
+    proj = project(tmp_path, {"pkg/__init__.py": PACKAGE_INIT, "attr_use.py": ATTRIBUTE_USE,
+                              "attr_host.py": ATTRIBUTE_HOST})
+    PARSES.clear()
+    found = rows(lint_paths([str(proj)], Config(), jobs=1), proj)
+    assert ("attr_use.py", 9, "JXI002") in found
+    assert "attr_host.py" not in _parsed(proj)
+    PARSES.clear()
+    alone = rows(lint_paths([str(proj / "attr_use.py")], Config(), jobs=1), proj)
+    assert alone == [("attr_use.py", 9, "JXI002")]
+
+
+MODULE_LEVEL_STORES = """\
+import jax
+import jax.numpy as jnp
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((8,), ("d",))
+params = {}
+params["w"] = jax.device_put(jnp.ones(16), NamedSharding(mesh, P("d")))
+torch.from_dlpack(params["w"])
+arrays = []
+arrays.append(jax.device_put(jnp.ones(16), NamedSharding(mesh, P("d"))))
+x, y = jax.device_put(jnp.ones(16), NamedSharding(mesh, P("d"))), 1
+
+
+def export():
+    return torch.from_dlpack(arrays[0]), torch.from_dlpack(x)
+"""
+
+
+def test_module_level_statements_that_store_into_a_name_count_for_it(tmp_path):
+    """``params["w"] = sharded``, ``arrays.append(sharded)`` and ``x, y = sharded, 1`` at
+    module level (stop 34's helper: BufferError on 8 CPU devices, unflagged through the
+    plan, which took the statements for no name's)."""
+    proj = project(tmp_path, {"stores.py": MODULE_LEVEL_STORES})
+    found = rows(lint_paths([str(proj / "stores.py")], Config(), jobs=1), proj)
+    assert found == [("stores.py", 9, "JXI002"), ("stores.py", 16, "JXI002"), ("stores.py", 16, "JXI002")]

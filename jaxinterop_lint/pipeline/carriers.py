@@ -13,13 +13,34 @@ from __future__ import annotations
 import os
 import re
 
-from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, named
-from .scan import Aliases, bound_names, consumer_in, plain_lines, taken_names, uses_any
+from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, foreign_calls, named, origin_level
+from .scan import Aliases, bound_names, consumer_in, import_roots, plain_lines, taken_names, uses_any
 from .toplevel import IDENT, strip_prose, units_of
 
 # A unit that defines a function or class (its decorators first): device-count words there
 # do not make its name a carrier (only module-level values, such as a mesh, do).
 _DEFINES_UNIT = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?(?:def|class)\b")
+
+
+# ``pkg.name``: an attribute read of a module bound by ``import pkg``
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*\.[ \t]*([A-Za-z_]\w*)")
+
+
+def plain_modules(f: dict, words) -> frozenset:
+    """The names ``import m`` statements of a file bind (its facts ``f``), but those of
+    JAX and of the foreign libraries (no project module has their names)."""
+    return frozenset({m.split(".")[0] for m, names in f["imports"] if names is None}
+                     - words.jax_roots - words.foreign_roots)
+
+
+def used_names(body: str, known: set, modules: frozenset) -> frozenset:
+    """The names of ``known`` that ``body`` uses, and ``"pkg.name"`` for each attribute it
+    reads of a module of ``modules`` (``mylib.shard_batch`` with ``import mylib``: what a
+    package's ``__init__`` re-exports is followed to its module, :meth:`Carriers.bound_to`)."""
+    used = set(known.intersection(IDENT.findall(body)))
+    if modules:
+        used.update(f"{a}.{b}" for a, b in _DOTTED.findall(body) if a in modules)
+    return frozenset(used)
 
 
 def _search(memo: dict, start, step) -> bool:
@@ -83,11 +104,14 @@ class Carriers:
         jax = bool(roots & self.words.jax_roots)
         jax_names = tuple({(alias or name) if names is not None else module.split(".")[0]
                            for module, names in f["imports"] if module.split(".")[0] in self.words.jax_roots
-                           for name, alias in (names or [(None, None)]) if name != "*"} - {None})
+                           for name, alias in (names or [(None, None)]) if name != "*"} - {None}
+                          | {n for n, r in import_roots(text).items() if r & self.words.jax_roots})  # import jax as J
         units = units_of(text)
+        foreign = foreign_calls(text, self.words)
         # names bound by the text's imports, resolved or not: the units are stored with the
         # facts (by this file's hash), so they must not depend on which modules exist now
         known = set(self._bound.get(path, {})) | bound_names(text) | {n for names, _ in units for n in names}
+        modules = plain_modules(f, self.words)
         w = self.words
         rooted = {r: n for r, n in w.origins.items() if r is not None and r in roots}
         rooted_strong = {r: n for r, n in w.strong_origins.items() if r is not None and r in roots}
@@ -103,16 +127,16 @@ class Carriers:
             # a module-level value, makes a multi-device value only from a sharding made
             # elsewhere (Plan.weak_counts).
             named_jax = jax and uses_any(body, jax_names)
-            if rooted_strong and named(body, rooted_strong, roots, False) or (
-                    named_jax and named(body, w.strong_origins, roots, jax)):
+            if rooted_strong and named(body, rooted_strong, roots, False, foreign) or (
+                    named_jax and named(body, w.strong_origins, roots, jax, foreign)):
                 origin = ORIGIN_STRONG
-            elif rooted and named(body, rooted, roots, False) or named_jax and (
-                    named(body, w.origins, roots, jax) or (
+            elif rooted and named(body, rooted, roots, False, foreign) or named_jax and (
+                    named(body, w.origins, roots, jax, foreign) or (
                         not _DEFINES_UNIT.match(body) and named(body, w.counts, roots, jax))):
                 origin = ORIGIN_WEAK
             else:
                 origin = ORIGIN_NONE
-            used = frozenset(known.intersection(IDENT.findall(body)))
+            used = used_names(body, known, modules)
             for name in names:
                 old = out.get(name)
                 out[name] = (max(origin, old[0] if old else ORIGIN_NONE), used | (old[1] if old else frozenset()))
@@ -188,18 +212,30 @@ class Carriers:
                     if n != name:
                         succ.append((path, n))
                 else:
-                    succ.extend((t, k) for t, k in bound.get(n, ()) if t != path)
+                    succ.extend(self.bound_to(path, n, bound))
             return False, succ
         return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
+
+    @staticmethod
+    def bound_to(path: str, n: str, bound: dict) -> list:
+        """The ``(module, name)`` pairs of other files a name ``n`` that ``path`` uses
+        stands for, by ``bound`` (its imports: :meth:`~.plan.Plan.targets`); for
+        ``"pkg.name"`` (:func:`used_names`) the name of the package's ``__init__``."""
+        if "." in n:
+            head, _, attr = n.partition(".")
+            return [(t, attr) for t, k in bound.get(head, ())
+                    if k is None and t != path and os.path.basename(t) == "__init__.py"]
+        return [(t, k) for t, k in bound.get(n, ()) if t != path]
 
     def carrier(self, path: str) -> bool:
         """Whether module ``path`` can make or hand on a multi-device value."""
         return self.carrier_name(path, None)
 
-    def _sink_uses(self, f: dict, text: str, bound: dict) -> list:
-        """``[local names, names used]`` of :meth:`sink_reached`: the top-level names of the
-        file, and the names (local or bound by imports) that its units using a consumer,
-        and their callers in the file, use."""
+    def _sink_uses(self, path: str, f: dict, text: str, bound: dict) -> list:
+        """``[local names, names used, origin levels]`` of :meth:`sink_reached`: the
+        top-level names of the file, the names (local or bound by imports) that its units
+        using a consumer, and their callers in the file, use, and the origin levels of
+        those units' own JAX words (:meth:`units`; empty where the file names none)."""
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         taken = taken_names(f["imports"])
         aliases = Aliases(text)
@@ -207,7 +243,8 @@ class Carriers:
         local = {n for names, _ in split for n in names}
         imported = set(aliases.bound()) | set(bound)
         known = local | imported        # the names used that count
-        units = [(names, frozenset(known.intersection(IDENT.findall(body))),
+        modules = plain_modules(f, self.words)
+        units = [(names, used_names(body, known, modules),
                   consumer_in(body, self.words.sinks, roots, taken, aliases)) for names, body in split]
         reached = {n for names, _, sink in units if sink for n in names}
         # The callers in the file of a unit that uses a consumer (it may hand them its values).
@@ -219,7 +256,19 @@ class Carriers:
                     reached |= set(names)
                     grew = True
         out: set = set()
-        for names, ids, sink in units:
-            if sink or set(names) & reached:
+        levels: set = set()
+        own = self.units(path) if f.get("origin") else {}
+        jax = bool(roots & self.words.jax_roots)
+        foreign = foreign_calls(text, self.words) if own else None
+        for (names, ids, sink), (_, body) in zip(units, split):
+            # a unit using a consumer, one of its callers, or a module-level statement
+            # calling one (``if __name__ == "__main__": main(sharded(x))``)
+            if sink or set(names) & reached or not names and ids & reached:
                 out |= ids
-        return [sorted(local & out), sorted(out)]
+                if not own:
+                    continue
+                if names:
+                    levels.update(own[n][0] for n in names if n in own)
+                else:       # a module-level statement: its own JAX words
+                    levels.add(origin_level(strip_prose(body), self.words, roots, jax, foreign))
+        return [sorted(local & out), sorted(out), sorted(levels)]

@@ -16,11 +16,11 @@ The plan adds ``units``, ``sink_uses`` and ``defs`` when it computes them (see
 from __future__ import annotations
 
 from ..knowledge import apis
-from .scan import Present, alone, consumer, guards_of, imports_of, plain_lines, taken_names, uses_in_role
+from .scan import Aliases, Present, alone, consumer, guards_of, imports_of, plain_lines, taken_names, uses_in_role
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
                     count_words, jax_words)
 
-FACTS_VERSION = 18
+FACTS_VERSION = 20
 
 
 class Words:
@@ -38,6 +38,9 @@ class Words:
         self.alone = alone_words()
         self.annotations = annotation_words().by_root()
         self.jax_roots = frozenset(apis.JAX_ROOTS)
+        # the roots of the libraries JAX hands arrays to (``apis.FOREIGN_MODULES``): a JAX
+        # keyword in a call of theirs (``torch.tensor(x, device=d)``) places nothing
+        self.foreign_roots = frozenset(m.split(".", 1)[0] for m in apis.FOREIGN_MODULES)
         # What the masking keeps: statements naming a consumer or a word that alone makes a
         # finding.
         alone_names = frozenset(n for specs in self.alone.values() for names, _, _ in specs for n in names)
@@ -60,15 +63,25 @@ def words_for(config) -> Words:
     return w
 
 
-def named(text: str, by_root: dict, roots: set, jax: bool) -> bool:
+def named(text: str, by_root: dict, roots: set, jax: bool, foreign=None) -> bool:
     """Whether ``text`` uses a word of ``by_root`` (root -> words; root None: any JAX root,
-    counted only when ``jax``) whose root is among ``roots``."""
+    counted only when ``jax``) whose root is among ``roots``; ``foreign``: see
+    :func:`~.scan.uses_in_role`."""
     for root, names in by_root.items():
         if root is None and not jax or root is not None and root not in roots:
             continue
-        if uses_in_role(text, names):
+        if uses_in_role(text, names, foreign):
             return True
     return False
+
+
+def foreign_calls(text: str, w: "Words"):
+    """The ``foreign`` predicate of :func:`named` for a file's ``text``: a name bound only
+    by imports of the libraries JAX hands arrays to (``w.foreign_roots``: ``torch``, ``np``),
+    so that ``torch.zeros(n, device=d)`` is no JAX placement (``analysis/calls.py`` places
+    only with ``jax.device_put`` and the ``jax.numpy`` / ``jax.random`` creation calls)."""
+    aliases = Aliases(text)
+    return lambda name: aliases.only_from(name, w.foreign_roots)
 
 
 def facts_of(text: str, package: str, w: Words, lazy: bool = False) -> dict:
@@ -102,7 +115,7 @@ def more_facts(f: dict, text: str, w: Words) -> dict:
     text = plain_lines(text)
     roots = {m.split(".")[0] for m, _ in f["imports"]}
     jax = bool(roots & w.jax_roots)
-    f["origin"] = origin_level(text, w, roots, jax)
+    f["origin"] = origin_level(text, w, roots, jax, foreign_calls(text, w))
     f["annot"] = named(text, w.annotations, roots, jax)
     return f
 
@@ -113,12 +126,13 @@ def more_facts(f: dict, text: str, w: Words) -> dict:
 ORIGIN_NONE, ORIGIN_WEAK, ORIGIN_STRONG = 0, 1, 2
 
 
-def origin_level(text: str, w: Words, roots: set, jax: bool) -> int:
+def origin_level(text: str, w: Words, roots: set, jax: bool, foreign=None) -> int:
     """The origin level of ``text`` (see :data:`ORIGIN_STRONG`): which JAX words it names
-    (:func:`named` of ``w.strong_origins``, then of ``w.origins``)."""
-    if named(text, w.strong_origins, roots, jax):
+    (:func:`named` of ``w.strong_origins``, then of ``w.origins``; ``foreign``: see
+    :func:`foreign_calls`)."""
+    if named(text, w.strong_origins, roots, jax, foreign):
         return ORIGIN_STRONG
-    return ORIGIN_WEAK if named(text, w.origins, roots, jax) else ORIGIN_NONE
+    return ORIGIN_WEAK if named(text, w.origins, roots, jax, foreign) else ORIGIN_NONE
 
 
 def can_find(f: dict, enabled, w: Words) -> bool:

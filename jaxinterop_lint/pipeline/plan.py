@@ -46,6 +46,9 @@ from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use
 
 # Names the tests and older callers use.
 _non_literal_use = non_literal_use
+# A file naming JAX words that is longer than this (generated code) is planned whole, without
+# the unit-level answer of Plan.sink_reached (its units would cost memory of their own).
+_UNITS_MAX = 1 << 20
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
@@ -286,27 +289,36 @@ class Plan(Carriers, HandOn):
         f = self.full_facts(path)
         if f is None:
             return False
-        if self.counts(f["origin"]) or self.index is None:
+        if self.index is None:
             return self.reach(path)
+        own = self.counts(f["origin"])
         self.reach_asked.add(path)
         self.targets(path)
-        if not self.origin_reachable(path):
+        if not own and not self.origin_reachable(path):
             return False        # no name of it or of its imports can carry (carrier_name)
         bound = self._bound.get(path, {})
         used = f.get("sink_uses")
-        if not isinstance(used, list):       # not stored with the facts: read the text once
+        if not isinstance(used, list) or len(used) < 3:   # not stored with the facts: read the text once
             try:
                 text = self.texts.get(path)
-                used = self._sink_uses(f, plain_lines(text if text is not None else self.reader.text(path)), bound)
+                text = text if text is not None else self.reader.text(path)
+                if own and len(text) > _UNITS_MAX:
+                    return True     # its analysis decides (it may be too large to analyse)
+                used = self._sink_uses(path, f, plain_lines(text), bound)
             except Exception:
                 return self.reach(path)
             f["sink_uses"] = used
-        local, names = used
+        local, names, own_units = used
+        # JAX words of the file count where a unit using a consumer (or calling one that
+        # does) names them itself: a test module whose JAX test and PyTorch test share it
+        # is not reached through the PyTorch one
+        if own and any(self.counts(level) for level in own_units):
+            return True
         for n in names:
             if n in local:
                 if self.carrier_name(path, n):
                     return True
-            elif any(t != path and self.carrier_name(t, k) for t, k in bound.get(n, ())):
+            elif any(self.carrier_name(t, k) for t, k in self.bound_to(path, n, bound)):
                 return True
         return "*" in bound and any(t != path and self.carrier_name(t, k) for t, k in bound["*"])
 

@@ -116,9 +116,12 @@ def used_as_method(text: str, word: str) -> bool:
     return False
 
 
-def used_as_keyword(text: str, word: str) -> bool:
+def used_as_keyword(text: str, word: str, foreign=None) -> bool:
     """Whether ``text`` has ``word=`` after ``(`` or ``,`` (a parameter's default spelled so
-    counts too: that only adds to the plan): ``[(,][ \\t\\r\\n\\\\]*word[ \\t]*=(?!=)``."""
+    counts too: that only adds to the plan): ``[(,][ \\t\\r\\n\\\\]*word[ \\t]*=(?!=)``.
+    ``foreign`` (a predicate on a name, or None) leaves out the keywords of a call whose
+    callee starts with a name it accepts (``torch.tensor(x, device=d)``: see
+    :func:`callee_root`)."""
     n, end = len(word), len(text)
     i = text.find(word)
     while i >= 0:
@@ -130,18 +133,66 @@ def used_as_keyword(text: str, word: str) -> bool:
             while j < end and text[j] in " \t":
                 j += 1
             if j < end and text[j] == "=" and not text.startswith("=", j + 1):
-                return True
+                if foreign is None:
+                    return True
+                root = callee_root(text, i)
+                if root is None or not foreign(root):
+                    return True
         i = text.find(word, i + 1)
     return False
+
+
+_CALLEE_REACH = 4000    # characters a keyword's call is looked for before it
+
+
+def callee_root(text: str, i: int) -> Optional[str]:
+    """The first name of the callee of the call whose arguments hold position ``i`` of
+    ``text`` (``torch`` for the ``device`` of ``torch.tensor(x, device=d)``), or None where
+    that is not plain to see from the text: a comment sign or a string other than a
+    one-line one without escapes between (a bracket in it would mislead the count), the call's ``(`` further than a few thousand
+    characters, or no dotted name before it (``f(a)(device=d)``)."""
+    depth = 0
+    k = i - 1
+    stop = max(0, i - _CALLEE_REACH)
+    while k >= stop:
+        c = text[k]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth:
+                depth -= 1
+            elif c != "(":
+                return None
+            else:
+                j = k - 1
+                while j >= 0 and text[j] in " \t":
+                    j -= 1
+                e = j + 1
+                while j >= 0 and (_is_word(text[j]) or text[j] == "."):
+                    j -= 1
+                name = text[j + 1:e]
+                root = name.split(".", 1)[0]
+                return root if root.isidentifier() and not (j >= 0 and text[j] in "])}") else None
+        elif c in "'\"":
+            # a one-line string without escapes or triple quotes is skipped whole
+            q = text.rfind(c, max(stop, text.rfind("\n", 0, k) + 1), k)
+            if q < 0 or text[q - 1:q] in ("\\", c) or text[k - 1:k] in ("\\", c) or "\\" in text[q:k]:
+                return None
+            k = q
+        elif c == "#":
+            return None
+        k -= 1
+    return None
 
 
 _ROLES: dict = {}
 
 
-def uses_in_role(text: str, words) -> bool:
+def uses_in_role(text: str, words, foreign=None) -> bool:
     """Whether one of ``words`` is used in ``text``: a bare JAX word (see
     :func:`~.words.bare_roles`) only in its role (a method: ``.word``; a keyword:
-    ``word=`` in a call), any other word as a whole identifier."""
+    ``word=`` in a call, not of a call of a library ``foreign`` accepts: see
+    :func:`used_as_keyword`), any other word as a whole identifier."""
     if not _ROLES:
         _ROLES.update(bare_roles())
     for w in words:
@@ -151,7 +202,7 @@ def uses_in_role(text: str, words) -> bool:
                 if used_as_method(text, w):
                     return True
             elif role:
-                if used_as_keyword(text, w):
+                if used_as_keyword(text, w, foreign):
                     return True
             elif word_re(w).search(text) is not None:
                 return True
@@ -285,18 +336,28 @@ class Aliases:
             self._imports = _import_roots(self.text)
         return self._imports
 
-    def foreign(self, name: str, root: str) -> bool:
-        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
-        roots = self.bound().get(name)
-        if not roots or root in roots:
-            return False
+    def only_from(self, name: str, roots) -> bool:
+        """Whether ``name`` is bound only by imports, all of them from modules under
+        ``roots`` (``torch`` by ``import torch``, ``np`` by ``import numpy as np``), and never
+        assigned otherwise."""
+        bound = self.bound().get(name)
+        return bool(bound) and bound <= roots and not self._is_rebound(name)
+
+    def _is_rebound(self, name: str) -> bool:
         rebound = self._rebound.get(name)
         if rebound is None:
             # a name also bound otherwise (``xp = torch``, a parameter ``np=...``) may be anything
             e = re.escape(name)
             rebound = self._rebound[name] = re.search(
                 r"(?<![\w.])%s[ \t]*=(?!=)|^[ \t]*%s[ \t]*:[^=\n]*=" % (e, e), self.text, re.M) is not None
-        return not rebound
+        return rebound
+
+    def foreign(self, name: str, root: str) -> bool:
+        """Whether ``name`` is bound only by imports, and none of them from ``root``."""
+        roots = self.bound().get(name)
+        if not roots or root in roots:
+            return False
+        return not self._is_rebound(name)
 
 
 # -- consumers -------------------------------------------------------------------------------

@@ -30,13 +30,51 @@ _ODD_WIDE = ("\x85", "\u2028", "\u2029")
 _TOP_LINE = re.compile(r"\n[^ \t\r\n#)\]}]")
 
 
+# ``a, b = ...`` (and ``a, *rest = ...``) at the start of a line: names a tuple target binds
+_TUPLE_NL = re.compile(r"\n[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)+)[ \t]*,?[ \t]*=(?!=)")
+# ``with f() as x``, ``except E as e``; ``for a, b in ...``
+_AS = re.compile(r"\bas[ \t]+([A-Za-z_]\w*)")
+_FOR = re.compile(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", re.M)
+# ``n[k] = v``, ``n.attr = v``, ``n.append(v)``...: a statement that changes what ``n`` holds
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:\[[^\n=]*\][ \t]*=(?!=)|\.[ \t]*(?:[A-Za-z_]\w*[ \t]*=(?!=)"
+                      r"|(?:append|extend|insert|update|setdefault|add)[ \t]*\())")
+_TARGET = re.compile(r"[A-Za-z_]\w*")
+_DEFINES = ("def ", "class ", "async ", "@")
+
+
+def _bound_elsewhere(units: list) -> list:
+    """``units`` with the names a statement other than a def or class binds or changes
+    without assigning them plainly: tuple targets (``x, y = ...``), ``as`` and ``for``
+    targets, and the names of other units whose contents it changes (``params["w"] = ...``,
+    ``arrays.append(...)``): what such a statement puts there is part of those names'
+    values."""
+    defined = {n for names, _ in units for n in names}
+    out = []
+    for names, body in units:
+        if not body.startswith(_DEFINES):
+            extra: list = []
+            if "," in body and "=" in body:
+                extra += [t.strip().lstrip("*") for m in _TUPLE_NL.findall("\n" + body) for t in m.split(",")]
+            if "as" in body:
+                extra += _AS.findall(body)
+            if "for" in body:
+                extra += [t for m in _FOR.findall(body) for t in _TARGET.findall(m)]
+            if "=" in body or "(" in body:
+                extra += [n for n in _MUTATED.findall(body) if n in defined]
+            if extra:
+                names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
+        out.append((names, body))
+    return out
+
+
 def units_of(text: str) -> list:
     """Split a module's text into top-level units: ``[(names it defines, text)]``.  A def
     or class defines its name (its decorators go with it); any other top-level statement
     defines the names assigned in it (at any depth: ``if``/``try`` blocks); imports are left
     out (the plan has them).  A line at column 0 inside a bracket or a string (rare) starts
     a unit of its own, which only makes the plan keep more.  A unit's text is its lines
-    joined (a decorator's continuation lines are left out)."""
+    joined (a decorator's continuation lines are left out).  A statement assigning no plain
+    name defines the names it binds or changes (:func:`_bound_elsewhere`)."""
     if any(c in text for c in _ODD_ENDS) or not text.isascii() and any(c in text for c in _ODD_WIDE):
         return _units_by_lines(text)
     units = []
@@ -58,7 +96,7 @@ def units_of(text: str) -> list:
             body = "".join(pending) + text[s:nxt] if pending else text[s:nxt]
             units.append((assigned(body), body))
         pending = []
-    return units
+    return _bound_elsewhere(units)
 
 
 def _units_by_lines(text: str) -> list:
@@ -90,7 +128,7 @@ def _units_by_lines(text: str) -> list:
     for names, lines in units:
         body = "".join(lines)
         out.append((names if names is not None else assigned(body), body))
-    return out
+    return _bound_elsewhere(out)
 
 
 _COMMENT = re.compile(r"\n[ \t]*#[^\n]*")
