@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -109,7 +108,7 @@ def test_workers_give_the_same_findings_and_return_only_their_entries(tmp_path, 
     session.store.drain()
     pool._SESSION = session
     try:
-        raws, entries, _, _ = pool._chunk([b])
+        raws, entries, _, _, _ = pool._chunk([b])
     finally:
         pool._SESSION = None
     assert [p for p, _ in raws] == [b]
@@ -265,3 +264,22 @@ def test_import_linter_contracts_are_kept():
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 broken" in r.stdout, r.stdout[-3000:]
+
+
+BROKEN_HELPER = SHARD + "\n\ndef broken(:\n    pass\n"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_helper_parsed_for_its_importers_that_is_not_valid_python_is_an_error(tmp_path, monkeypatch, jobs):
+    """The analysis of ``use.py`` parses ``shard.py`` for ``sharded``; when that fails, the
+    finding it would have fed is missing, so ``shard.py`` gets its error line (exit 2), on
+    a cold run, with workers, and from the cache."""
+    monkeypatch.setenv("JAXINTEROP_LINT_POOL_BYTES", "0")      # workers even for small files
+    extra = {f"pkg/m{i}.py": USE.replace("def main", f"def main{i}") for i in range(12)}
+    proj = project(tmp_path, {"pkg/shard.py": BROKEN_HELPER, **extra})
+    for use_cache in (False, True, True):
+        result = lint_paths([str(proj)], Config(), jobs=jobs, use_cache=use_cache)
+        errors = [(os.path.relpath(os.path.abspath(f), proj), e.message) for f, e in result.errors]
+        assert errors == [("pkg/shard.py", "syntax error: invalid syntax")], (use_cache, errors)
+    r = run_cli(str(proj / "pkg"), "--no-cache", "-j", str(jobs), cwd=proj)
+    assert r.returncode == 2 and "shard.py:" in r.stderr and "syntax error" in r.stderr, (r.stdout, r.stderr)

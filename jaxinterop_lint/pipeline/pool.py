@@ -44,7 +44,8 @@ def _chunk(paths):
     raws = [(p, lint_one(session, p)) for p in paths]
     session.store_summaries()
     parses = {p: n - before.get(p, 0) for p, n in PARSES.items() if n != before.get(p, 0)}
-    return raws, session.store.drain(), session.analysed[start:], parses
+    errors = {p: (e.message, e.line, e.column) for p, e in session.errors.items()}
+    return raws, session.store.drain(), session.analysed[start:], parses, errors
 
 
 def _size(path: str) -> int:
@@ -196,8 +197,8 @@ def analyse_files(session, paths: list, jobs: int) -> dict:
     out: dict = {}
     try:
         with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            for raws, entries, analysed, parses in pool.map(_chunk, chunks):
-                _take(session, out, raws, entries, analysed, parses)
+            for taken in pool.map(_chunk, chunks):
+                _take(session, out, *taken)
     except cf.process.BrokenProcessPool:
         out = {}
         for p in paths:
@@ -213,9 +214,12 @@ def analyse_files(session, paths: list, jobs: int) -> dict:
     return out
 
 
-def _take(session, out, raws, entries, analysed, parses) -> None:
+def _take(session, out, raws, entries, analysed, parses, errors) -> None:
+    from ..source import SourceError
     from .analyse import PARSES
 
+    for p, (message, line, column) in errors.items():   # the modules a worker could not parse
+        session.errors.setdefault(p, SourceError(message, line, column))
     out.update(raws)
     session.store.merge(entries)
     session.analysed.extend(analysed)

@@ -222,6 +222,14 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
                 if err is not None:
                     out[p] = raw_to_json([], [], err, False, p, self.root)
                     continue
+                err = self.errors.get(p)
+                if err is not None:
+                    # parsed for what an analysed file takes from it, and not valid Python
+                    # (or too large): its importers' findings may be missing, so it is an
+                    # error of its own, stored with its hash like any result
+                    out[p] = raw_to_json([], [], err, False, p, self.root)
+                    self.store_result(p, out[p])
+                    continue
                 out[p] = self.not_analysed()
                 if self.reader.digest(p) is not None:
                     self.store_result(p, out[p], [t for t, _ in candidates.get(p, ())] + self._relay_asked.get(p, []))
