@@ -62,7 +62,7 @@ class FrozenModule:
 
 @dataclass(eq=False)
 class FrozenRecord:
-    """A function of a frozen module: name, parameters and summary.  Its ``state`` is
+    """A function of a frozen module: name, parameters, kept defaults and summary.  Its ``state`` is
     always ``"done"`` (a class attribute, as :class:`~.analysis.records.FunctionRecord`
     spells it): the summary was complete when it was stored, so freezing a module whose
     values hold it (a factory of another module returning its class's instance) never
@@ -73,6 +73,7 @@ class FrozenRecord:
     summary: Optional[Summary] = None
     owner: Any = None
     cls: Any = None
+    defaults: dict = field(default_factory=dict)
     state: ClassVar[str] = "done"
 
 
@@ -167,10 +168,13 @@ class Freezer:
                 # a function of another module (a factory's instance of its class): its
                 # exports are that module's, for the calling contexts a caller gives it
                 data["at"] = [at, owner.display_path]
+            if getattr(rec, "defaults", None):
+                data["defaults"] = [[i, self.value(v, depth + 1)] for i, v in sorted(rec.defaults.items())]
             if summary is not None:
                 data["ret"] = self.value(summary.ret, depth + 1)
                 data["exports"] = [[e.param, e.event.consumer, e.event.sink.protocol, e.event.sink.raises,
-                                    e.event.sink.arg, e.event.sink.copy_kw, list(e.path)] for e in summary.exports]
+                                    e.event.sink.arg, e.event.sink.copy_kw, list(e.path),
+                                    e.event.value.placed_by[1] if e.placed else None] for e in summary.exports]
                 data["donates"] = sorted(summary.donates)
                 if summary.yields is not None:
                     data["yields"] = self.value(summary.yields, depth + 1)
@@ -195,6 +199,7 @@ class Freezer:
                 "statics": {n: self.value(a, depth + 1) for n, a in c.statics.items()},
                 "record": _record_name(c.record),
                 "fields": list(c.fields),
+                "call": c.call_method,
             }
         return str(key)
 
@@ -314,11 +319,16 @@ class Thawer:
         at = data.get("at")
         rec = FrozenRecord(data["name"], data["params"], owner=self.module if not at else self.defined_in(*at))
         self.records[key] = rec
+        rec.defaults = {i: self.value(v) for i, v in data.get("defaults", ())}
         exports = []
-        for param, consumer, protocol, raises, arg, copy_kw, *path in data["exports"]:
+        for param, consumer, protocol, raises, arg, copy_kw, *rest in data["exports"]:
             sink = Sink(protocol, raises, arg, copy_kw)
-            event = SinkEvent(Site(0), consumer, sink, V.UNKNOWN_VALUE, None, data["name"])
-            exports.append(ExportEffect(param, event, tuple(path[0]) if path else ()))
+            path = tuple(rest[0]) if rest else ()
+            placed = rest[1] if len(rest) > 1 else None     # the placement's description
+            value = V.UNKNOWN_VALUE if placed is None else V.Value(
+                kind=V.UNKNOWN, placed_by=((param, path), placed, None, data["name"]))
+            event = SinkEvent(Site(0), consumer, sink, value, None, data["name"])
+            exports.append(ExportEffect(param, event, path, placed=placed is not None))
         ret = self.value(data["ret"]) if data["ret"] is not None else None
         yields = self.value(data["yields"]) if data.get("yields") is not None else None
         fields = tuple((n, self.value(v)) for n, v in data.get("fields", ()))
@@ -339,6 +349,7 @@ class Thawer:
         c.statics = {n: self.value(a) for n, a in data.get("statics", {}).items()}
         c.record = _record_rule(data.get("record"))
         c.fields = tuple(data.get("fields", ()))
+        c.call_method = data.get("call")
         return c
 
 

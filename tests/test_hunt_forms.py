@@ -120,6 +120,117 @@ FLAGGED = {
             target = S
         torch.from_dlpack(jax.device_put(jnp.ones(8), target))
         """, 5),
+    # a sharding handed to a function that places a value on it at the sink (helper C)
+    "sharding_argument_placed_at_sink": ("""\
+        def export(x, sharding):
+            return torch.from_dlpack(jax.device_put(x, sharding))
+
+        export(np.ones(8), S)
+        """, 2),
+    "sharding_argument_placed_then_exported": ("""\
+        def export(x, sharding):
+            y = jax.device_put(x, sharding)
+            return torch.from_dlpack(y)
+
+        export(np.ones(8), S)
+        """, 3),
+    # a sharding as a parameter's default: a call that omits the argument places with it
+    # (stop 34's helper hunt: BufferError on 8 CPU devices)
+    "sharding_default_parameter": ("""\
+        def to_device(a, device=S):
+            return jax.device_put(a, device)
+
+        torch.from_dlpack(to_device(np.ones(8)))
+        """, 4),
+    "sharding_default_built_in_the_def": ("""\
+        def to_device(a, *, sharding=NamedSharding(mesh, P("d"))):
+            return jax.device_put(a, sharding)
+
+        y = to_device(np.ones(8))
+        torch.from_dlpack(y)
+        """, 5),
+    # ``cls.x = ...`` in a classmethod (unittest's setUpClass), read as ``self.x``
+    "class_attribute_set_in_classmethod": ("""\
+        class InteropTest:
+            @classmethod
+            def setUpClass(cls):
+                cls.x = jax.device_put(jnp.ones(8), S)
+
+            def test_export(self):
+                return torch.from_dlpack(self.x)
+        """, 7),
+    # stop 34's helper hunt (each a BufferError on 8 CPU devices)
+    "enumerate_over_iterator_class": (LOADER + """\
+        for i, batch in enumerate(Loader(np.ones(8))):
+            torch.from_dlpack(batch)
+        """, 12),
+    "zip_over_iterator_class": (LOADER + """\
+        for batch, n in zip(Loader(np.ones(8)), range(3)):
+            torch.from_dlpack(batch)
+        """, 12),
+    "nn_module_called": ("""\
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return torch.from_dlpack(x)
+
+        class Deeper(Head):
+            pass
+
+        Deeper()(jax.device_put(jnp.ones(8), S))
+        """, 3),
+    "contextmanager_yield": ("""\
+        import contextlib
+
+        @contextlib.contextmanager
+        def scratch():
+            yield jax.device_put(jnp.zeros(16), S)
+
+        with scratch() as buf:
+            pass
+        np.from_dlpack(buf)
+        """, 9),
+    "enter_returns_value": ("""\
+        class Scratch:
+            def __enter__(self):
+                return jax.device_put(jnp.zeros(16), S)
+
+            def __exit__(self, *exc):
+                return False
+
+        def use():
+            with Scratch() as buf:
+                np.from_dlpack(buf)
+        """, 10),
+    # an attribute filled by a method other than __init__ (entries, appends)
+    "attribute_entries_set_in_a_method": ("""\
+        class Trainer:
+            def __init__(self):
+                self.params = {}
+
+            def init(self):
+                for name in ("w", "b"):
+                    self.params[name] = jax.device_put(jnp.zeros(8), S)
+
+            def export(self, name):
+                return torch.from_dlpack(self.params[name])
+        """, 10),
+    "attribute_appended_in_a_method": ("""\
+        class Store:
+            def __init__(self):
+                self.items = []
+
+            def fill(self):
+                self.items.append(jax.device_put(jnp.zeros(8), S))
+
+            def export(self):
+                return [torch.from_dlpack(a) for a in self.items]
+        """, 9),
+    "multi_device_default_array": ("""\
+        def export(a=jax.device_put(jnp.ones(8), S)):
+            return np.from_dlpack(a)
+
+        export()
+        """, 2),
 }
 
 
@@ -154,9 +265,42 @@ SAFE = {
 
         names({"w": jax.device_put(jnp.ones(8), S)})
         """,
+    "device_argument_placed_at_sink": """\
+        def export(x, target):
+            return torch.from_dlpack(jax.device_put(x, target))
+
+        export(np.ones(8), jax.devices()[0])
+        """,
+    # the argument given in place of a sharding default
+    "sharding_default_overridden": """\
+        def to_device(a, device=S):
+            return jax.device_put(a, device)
+
+        torch.from_dlpack(to_device(np.ones(8), jax.devices()[0]))
+        torch.from_dlpack(to_device(np.ones(8), device=jax.devices()[0]))
+        """,
+    # a default that is one device
+    "device_default_parameter": """\
+        def to_device(a, device=jax.devices()[0]):
+            return jax.device_put(a, device)
+
+        torch.from_dlpack(to_device(np.ones(8)))
+        """,
 }
 
 
+SAFE["class_attribute_set_in_classmethod_one_device"] = FLAGGED["class_attribute_set_in_classmethod"][0].replace(
+    "jax.device_put(jnp.ones(8), S)", "jax.device_put(jnp.ones(8), jax.devices()[0])")
+SAFE["nn_module_called_one_device"] = FLAGGED["nn_module_called"][0].replace(
+    "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
+SAFE["contextmanager_yield_one_device"] = FLAGGED["contextmanager_yield"][0].replace(
+    "jax.device_put(jnp.zeros(16), S)", "jnp.zeros(16)")
+SAFE["enumerate_over_iterator_class_one_device"] = (LOADER + """\
+        for i, batch in enumerate(Loader(np.ones(8))):
+            torch.from_dlpack(batch)
+        """).replace("jax.device_put(self.data, S)", "jnp.asarray(self.data)")
+SAFE["attribute_appended_in_a_method_one_device"] = FLAGGED["attribute_appended_in_a_method"][0].replace(
+    "jax.device_put(jnp.zeros(8), S)", "jnp.zeros(8)")
 # the flagged property program with the array on one device
 SAFE["property_on_one_device"] = FLAGGED["property_of_parameter"][0].replace(
     "jax.device_put(jnp.zeros(8), S)", "jax.device_put(jnp.zeros(8), jax.devices()[0])")
@@ -174,3 +318,107 @@ def test_walrus_without_guard_still_flagged():
             pass
         torch.from_dlpack(x)
         """) == [(4, "JXI002")]
+
+
+def test_a_sharding_passed_to_a_placing_exporter_of_another_module(tmp_path):
+    """Linted alone, the caller's call is the finding (the callee's file is not reported):
+    the message says the argument is a sharding the callee places a value on, and there is
+    no fix (wrapping the sharding in jax.device_put would be wrong)."""
+    from jaxinterop_lint import lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "exp.py").write_text(
+        "import jax\nimport torch\n\n\ndef export(x, sharding):\n"
+        "    return torch.from_dlpack(jax.device_put(x, sharding))\n")
+    (tmp_path / "pkg" / "main.py").write_text(HEAD + "from pkg.exp import export\n\nexport(np.ones(8), S)\n"
+                                              "export(np.ones(8), jax.devices()[0])\n")
+    alone = lint_paths([str(tmp_path / "pkg" / "main.py")], Config(), jobs=1, use_cache=False)
+    (f,) = alone.findings
+    assert (f.code, f.line) == ("JXI002", HEAD.count("\n") + 3)
+    assert "export() puts a value on it and exports that with torch.from_dlpack()" in f.message
+    assert "`S` is a sharding over several devices" in f.message and f.fix is None
+    whole = lint_paths([str(tmp_path / "pkg")], Config(), jobs=1, use_cache=False)
+    assert [(g.path.rsplit("/", 1)[-1], g.line) for g in whole.findings] == [("exp.py", 6)]
+    assert "when export() is called at pkg/main.py:" in whole.findings[0].message
+
+
+def test_a_sharding_default_of_another_modules_function_cached_and_not(tmp_path):
+    """``to_device(x)`` of another module whose ``device=`` defaults to a sharding: flagged
+    at the caller's sink, the same from the cache (the default is kept with the summary)."""
+    from jaxinterop_lint import lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "lib.py").write_text(HEAD + "\n\ndef to_device(a, device=S):\n"
+                                             "    return jax.device_put(a, device)\n")
+    (tmp_path / "pkg" / "main.py").write_text(
+        "import jax\nimport numpy as np\nimport torch\n\nfrom pkg.lib import to_device\n\n"
+        "torch.from_dlpack(to_device(np.ones(8)))\n"
+        "torch.from_dlpack(to_device(np.ones(8), jax.devices()[0]))\n")
+    def run(target):
+        result = lint_paths([str(target)], Config(), jobs=1, use_cache=True)
+        assert [(f.path.rsplit("/", 1)[-1], f.line, f.code) for f in result.findings] == [
+            ("main.py", 7, "JXI002")]
+        return sorted(p.rsplit("/", 1)[-1] for p in result.analysed_paths)
+
+    assert "lib.py" in run(tmp_path / "pkg")
+    with open(tmp_path / "pkg" / "main.py", "a") as f:   # changed: analysed again, lib.py thawed
+        f.write("# changed\n")
+    assert run(tmp_path / "pkg" / "main.py") == ["main.py"]
+
+
+FIXTURES = """\
+import pytest
+
+
+@pytest.fixture
+def sharded():
+    return jax.device_put(jnp.ones(8), S)
+
+
+@pytest.fixture(scope="module")
+def batch(sharded):
+    yield {"x": sharded * 2}
+
+
+@pytest.fixture
+def local():
+    return jax.device_put(jnp.ones(8), jax.devices()[0])
+
+
+def test_export(sharded):
+    torch.from_dlpack(sharded)
+
+
+class TestBatches:
+    def test_batch(self, batch, tmp_path):
+        np.from_dlpack(batch["x"])
+
+    def test_local(self, local):
+        np.from_dlpack(local)
+
+
+def test_no_fixture():
+    torch.from_dlpack(jnp.ones(3))
+
+
+def helper(sharded):
+    torch.from_dlpack(sharded)
+"""
+
+
+def test_a_test_given_a_multi_device_fixture_is_flagged_at_its_sink():
+    """pytest runs each test with the values of the fixtures its parameters name (stop 34:
+    test_export and test_batch raise BufferError on 8 CPU devices, the others pass); a
+    function not named test* is not called with them."""
+    text = HEAD + FIXTURES
+    offset = HEAD.count("\n")
+    found = lint_source(text, "test_fixtures.py", Config()).findings
+    assert sorted((f.line - offset, f.code) for f in found) == [(20, "JXI002"), (25, "JXI002")]
+    first, second = sorted(found, key=lambda f: f.line)
+    assert "when pytest runs test_export() with the fixture `sharded`" in first.message
+    assert "when pytest runs TestBatches.test_batch() with the fixture `batch`" in second.message
+    assert "batch() of `sharded`" in [s.description for s in second.provenance]

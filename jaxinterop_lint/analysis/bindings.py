@@ -15,8 +15,27 @@ from .values import Value
 SINGLE = conditions.ALL
 
 
+_DEFAULT_KINDS = frozenset({V.SHARDING, V.MESH, V.DEVICE_LIST, V.ARRAY})
+
+
 class BindingMixin:
     """Bind targets and keys in the walker's environment."""
+
+    def bind_defaults(self, rec) -> None:
+        """Evaluate the parameter defaults of ``rec``'s def or lambda where it is defined
+        (Python evaluates them once, when the ``def`` runs) and keep in ``rec.defaults`` those
+        a call that omits the argument gets as a placement or a multi-device array: a
+        sharding, mesh or device list, or an array with a known source (``def put(x,
+        device=S)``).  A default that depends on the enclosing function's parameters is not
+        kept (it is not the same value at every call)."""
+        from .records import param_nodes
+
+        for i, p in enumerate(param_nodes(rec.node)):
+            if p.default is None:
+                continue
+            v = self.eval(p.default)
+            if v.kind in _DEFAULT_KINDS and not v.deps and (v.kind != V.ARRAY or v.multi is not None):
+                rec.defaults[i] = v
 
     def assign(self, target, v: Value, node) -> None:
         """Bind ``target`` to ``v``: a name, a tuple or list of targets (unpacking element by
@@ -37,7 +56,9 @@ class BindingMixin:
         elif isinstance(target, cst.Attribute):
             key = dotted(target)
             owner = self.lookup(target.value.value) if isinstance(target.value, cst.Name) else self.eval(target.value)
-            if owner.kind == V.INSTANCE and owner.cls is not None:
+            if owner.kind in (V.INSTANCE, V.CLASS) and owner.cls is not None:
+                # ``self.x = v``, or ``cls.x = v`` in a classmethod (``setUpClass``): every
+                # instance reads it (:meth:`~.module.ModuleAnalysis.class_attribute`)
                 attrs = owner.cls.attrs
                 attrs[target.attr.value] = V.join(attrs.get(target.attr.value), P.detach(v))
             if key is not None:
@@ -56,7 +77,22 @@ class BindingMixin:
                 return
             index = constant_key(target.slice[0].slice.value) if len(target.slice) == 1 \
                 and isinstance(target.slice[0].slice, cst.Index) else None
-            self.write_key(key, P.with_part(current, index, v) if index is not None else P.with_rest(current, v))
+            new = P.with_part(current, index, v) if index is not None else P.with_rest(current, v)
+            self.write_key(key, new)
+            self.store_on_class(key, new)
+
+    def store_on_class(self, key: str, new: Value) -> None:
+        """``self.params[k] = v`` or ``self.cache.append(v)`` (``key`` ``"self.params"``,
+        ``new`` the container's new value): what the instances of the class of ``self`` (or
+        the class itself, ``cls.x`` in a classmethod) hold in that attribute, as for
+        ``self.params = new`` (:meth:`~.module.ModuleAnalysis.class_attribute`)."""
+        head, _, attr = key.partition(".")
+        if not attr or "." in attr:
+            return
+        owner = self.lookup(head)
+        if owner.kind in (V.INSTANCE, V.CLASS) and owner.cls is not None:
+            attrs = owner.cls.attrs
+            attrs[attr] = V.join(attrs.get(attr), P.detach(new))
 
     def read_key(self, key: str) -> Value:
         """The value of a dotted key (``x``, ``self.params``) without recording anything."""

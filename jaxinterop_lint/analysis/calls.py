@@ -115,6 +115,8 @@ class CallMixin(FactsMixin):
             return self.construct(node, f.cls, pos, kw)
         if kind == V.INSTANCE and f.cls is not None:
             call = f.cls.methods.get("__call__")
+            if call is None and f.cls.call_method is not None:    # nn.Module: forward
+                call = f.cls.methods.get(f.cls.call_method)
             if call is not None and call.kind == V.FUNC and call.func is not None:
                 # ``obj(x)`` is ``type(obj).__call__(obj, x)``: the method bound to ``obj``
                 receiver = (f, getattr(node, "func", None))

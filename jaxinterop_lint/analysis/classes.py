@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..knowledge import apis
+from ..knowledge import structures as S
 from . import values as V
 from .imports import dotted
 from .records import ClassRecord
@@ -33,7 +35,10 @@ class ClassMixin:
                 cls.statics[name] = v
         inherited = ()
         for base in bases:
+            if base.kind == V.QNAME and base.qname in apis.CALL_METHODS:
+                cls.call_method = cls.call_method or apis.CALL_METHODS[base.qname]
             if base.kind == V.CLASS and base.cls is not None:
+                cls.call_method = cls.call_method or base.cls.call_method
                 for name, m in base.cls.methods.items():
                     cls.methods.setdefault(name, m)
                 for name, v in base.cls.statics.items():
@@ -76,9 +81,17 @@ def _annotated_fields(body) -> list:
     return out
 
 
+def _on_self(node, self_name: str):
+    """``x`` when ``node`` is ``<self_name>.x``, else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self_name:
+        return node.attr.value
+    return None
+
+
 def _self_writes(fn, self_name: str):
-    """Attributes that ``fn`` assigns on its first parameter (``self.x = ...``), found by a
-    walk of its statements (nested functions and classes excluded)."""
+    """Attributes that ``fn`` assigns or fills on its first parameter (``self.x = ...``,
+    ``self.x[k] = ...``, ``self.x.append(...)``), found by a walk of its statements (nested
+    functions and classes excluded)."""
     found = set()
     todo = [fn.body]
     while todo:
@@ -88,8 +101,14 @@ def _self_writes(fn, self_name: str):
         elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for t in targets:
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name:
-                    found.add(t.attr.value)
+                attr = _on_self(t.value if isinstance(t, cst.Subscript) else t, self_name)
+                if attr is not None:
+                    found.add(attr)
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) \
+                and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in S.MUTATING:
+            attr = _on_self(node.value.func.value, self_name)
+            if attr is not None:
+                found.add(attr)
         elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
             todo.append(node.body)
             for extra in ("orelse", "finalbody"):

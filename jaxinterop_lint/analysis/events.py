@@ -56,7 +56,8 @@ class SinkEvent:
     then that function's, reported at the call); ``context`` the calling context of an export
     inside a function of this module that a caller reaches with a multi-device value, as
     :class:`CallFrame` records, outermost call first (the event is then at the sink inside
-    the callee, ``value`` the caller's).
+    the callee, ``value`` the caller's); ``placed``: the callee of ``via`` puts a value on
+    the argument (a sharding) and exports that value, so the argument itself is no array.
     """
 
     node: Any
@@ -71,6 +72,7 @@ class SinkEvent:
     inner: Any = None
     context: tuple = ()
     versions: Optional[frozenset] = None   # the JAX releases reaching the sink (analysis/versions.py)
+    placed: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,12 @@ class FfiCopyEvent:
 @dataclass(frozen=True)
 class ExportEffect:
     """In a function summary: the part ``path`` (a tuple of part keys, see
-    :mod:`.values`) of parameter ``param`` reaches the sink of ``event`` inside."""
+    :mod:`.values`) of parameter ``param`` reaches the sink of ``event`` inside; with
+    ``placed``, that part is where a value reaching the sink is put
+    (``torch.from_dlpack(jax.device_put(x, sharding))``: the event's value has
+    ``placed_by``), so the export spans several devices when the caller passes a sharding."""
 
     param: int
     event: SinkEvent
     path: tuple = ()
+    placed: bool = False

@@ -313,6 +313,7 @@ class ExprMixin:
 
         closure = self.snapshot()
         rec = self.ma.register(function_record(node, "<lambda>", closure, None))
+        self.bind_defaults(rec)
         return Value(kind=V.FUNC, func=V.FuncInfo(local=rec))
 
     def e_named(self, node: cst.NamedExpr) -> Value:
@@ -339,17 +340,18 @@ class ExprMixin:
         return V.UNKNOWN_VALUE
 
     # -- sinks ---------------------------------------------------------------------------
-    def sink(self, node, consumer: str, sink, value: Value, subject_node, via=None, inner=None):
+    def sink(self, node, consumer: str, sink, value: Value, subject_node, via=None, inner=None, placed=False):
         """Record that ``value`` reaches ``sink`` at ``node``."""
         if value.donated is None:
             if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE):
                 return
-            if value.multi is None and not value.deps and value.false_guard is None and not value.param_array:
+            if value.multi is None and not value.deps and value.false_guard is None and not value.param_array \
+                    and value.placed_by is None:     # placed on a parameter: an export effect
                 return
         env = self.env or {}
         self.record(SinkEvent(node, consumer, sink, value, subject_node, self.function,
                               tries=self.tries, single_device_process=bool(env.get("@single")),
-                              via=via, inner=inner))
+                              via=via, inner=inner, placed=placed))
 
 
 def constant_key(node):

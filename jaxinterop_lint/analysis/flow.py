@@ -354,12 +354,16 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
 
     def s_def(self, node: cst.FunctionDef) -> None:
         rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
+        self.bind_defaults(rec)
         versions.at_def(self, node, rec)
         value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec, qname=declared_name(self.ma, rec)))
         for dec in reversed(node.decorators):
             d = self.eval(dec.decorator)
             if d.kind == V.QNAME and d.qname == "builtins.staticmethod":
                 rec.cls = None
+                continue
+            if d.kind == V.QNAME and d.qname in apis.CONTEXT_MANAGER_DECORATORS:
+                rec.context_manager = True
                 continue
             if d.kind == V.QNAME and d.qname in _TRANSPARENT_DECORATORS:
                 rec.is_property = d.qname in _PROPERTIES

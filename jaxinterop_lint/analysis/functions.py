@@ -88,15 +88,25 @@ def names_array(walker, ann, depth: int = 0) -> bool:
 
 def _exports(events) -> tuple:
     """The export effects of a function's events: each part of a parameter that reaches a
-    sink outside a single-device guard and outside a ``try`` that catches what it raises."""
+    sink, or that places a value reaching one (``ExportEffect.placed``), outside a
+    single-device guard and outside a ``try`` that catches what it raises."""
     out, seen = [], set()
     for ev in events:
-        if not isinstance(ev, SinkEvent) or not ev.value.deps or ev.single_device_process:
+        if not isinstance(ev, SinkEvent) or ev.single_device_process:
+            continue
+        placed = ev.value.placed_by if not ev.value.deps else None
+        if not ev.value.deps and placed is None:
             continue
         raised = ev.sink.raises
         if ev.tries and raised is not None and any(_catches(names, raised) for t in ev.tries for _, names in t.handlers):
             continue
         call = id(ev.context[0].call) if ev.context else 0
+        if placed is not None:
+            p, path = placed[0]
+            if (p, path, id(ev.node), call, True) not in seen:
+                seen.add((p, path, id(ev.node), call, True))
+                out.append(ExportEffect(p, ev, tuple(path), placed=True))
+            continue
         for p, path in ev.value.deps:
             if (p, path, id(ev.node), call) not in seen:
                 seen.add((p, path, id(ev.node), call))

@@ -20,6 +20,7 @@ from typing import Optional
 import libcst as cst
 
 from ..knowledge import apis
+from . import parts as P
 from . import values as V
 from .events import TryContext
 from .facts import MESH_KEY
@@ -73,6 +74,18 @@ def catching(walker, expr) -> Optional[tuple]:
     return kind, tuple(names)
 
 
+def _entered_value(walker, expr, value):
+    """What ``with <expr> as x`` binds ``x`` to, ``value`` being ``expr``'s: the yield of a
+    ``@contextlib.contextmanager`` generator called there, the result of ``__enter__`` of
+    an instance of a project class; unknown otherwise."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
+        f = walker.eval(expr.func)
+        if f.kind == V.FUNC and f.func is not None and getattr(f.func.local, "context_manager", False):
+            return P.element_of(value)
+    entered_value = walker.call_dunder(value, "__enter__", expr)
+    return entered_value if entered_value is not None else V.UNKNOWN_VALUE
+
+
 @contextmanager
 def entered(walker, node: cst.With):
     """Evaluate the items of ``node`` (binding their ``as`` names) and run the body, which
@@ -85,14 +98,14 @@ def entered(walker, node: cst.With):
     had_mesh, mesh = MESH_KEY in env, env.get(MESH_KEY)
     contexts = []
     for item in node.items:
-        walker.eval(item.item)
+        value = walker.eval(item.item)
         caught = catching(walker, item.item)
         if caught is not None:
             kind, names = caught
             # an unknown class (a variable, a project exception) is judged like a bare except
             contexts.append(TryContext(node, ((item.item, names),), kind))
         if item.asname is not None:
-            walker.assign(item.asname.name, V.UNKNOWN_VALUE, node)
+            walker.assign(item.asname.name, _entered_value(walker, item.item, value), node)
     outer = walker.tries
     walker.tries = outer + tuple(contexts)
     entry = dict(walker.env) if contexts else None

@@ -149,12 +149,16 @@ class InvokeMixin:
 
     def bind_args(self, fi: FuncInfo, pos: list, kw: dict) -> tuple:
         """``(record, bind)``: the local function of ``fi`` (or None) and its parameters'
-        arguments by position, ``index -> (value, node)``."""
+        arguments by position, ``index -> (value, node)``; a parameter no argument gives
+        takes its kept default (:meth:`~.bindings.BindingMixin.bind_defaults`)."""
         args = [(v, None) if not isinstance(v, tuple) else v for v in fi.bound] + list(pos)
         rec = fi.local
         bind = dict(enumerate(args))
         if rec is not None:
-            return rec, bind_keywords(rec.params, bind, kw)
+            bind = bind_keywords(rec.params, bind, kw)
+            for i, default in (getattr(rec, "defaults", None) or {}).items():
+                bind.setdefault(i, (default, None))
+            return rec, bind
         return rec, bind
 
     def func_call(self, node, fi: FuncInfo, pos: list, kw: dict) -> Value:
@@ -234,13 +238,19 @@ class InvokeMixin:
         arg = bind.get(effect.param)
         if arg is None:
             return
-        value = self.argument_part(rec, effect.param, arg, effect.path, node)
+        if effect.placed:   # the callee puts a value on this argument and exports it
+            value = self.placed_through(effect.event.value.placed_by, bind, rec, node)
+            if value is None or value.multi is None:
+                return
+        else:
+            value = self.argument_part(rec, effect.param, arg, effect.path, node)
         arg = (arg[0], keyword_node(node, arg, effect.path))
         inner = effect.event
         if rec.owner is not self.ma or getattr(rec, "node", None) is None:
             if not self.context_across(node, rec, arg, value, effect, index):
-                self.sink(node, f"{rec.name}()", inner.sink, value, arg[1],
-                          via=f"{rec.name}() exports it with {inner.consumer}", inner=inner)
+                via = (f"{rec.name}() puts a value on it and exports that with {inner.consumer}" if effect.placed
+                       else f"{rec.name}() exports it with {inner.consumer}")
+                self.sink(node, f"{rec.name}()", inner.sink, value, arg[1], via=via, inner=inner, placed=effect.placed)
             return
         if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE) and value.donated is None:
             return
@@ -320,7 +330,9 @@ class InvokeMixin:
                 continue
             v = V.as_array(self.argument_part(rec, p, arg, path, node))
             if v.multi is not None:
-                v = V.evolve(v, multi=v.multi.step(f"{name}() of `{self.text(arg[1])}`", node, self.ma))
+                given = self.text(arg[1]) if arg[1] is not None else (   # a default, a fixture
+                    rec.params[p] if p < len(getattr(rec, "params", ())) else "?")
+                v = V.evolve(v, multi=v.multi.step(f"{name}() of `{given}`", node, self.ma))
             out = V.join(out, v)
         if ret.placed_by is not None:
             out = V.join(out, self.placed_through(ret.placed_by, bind, rec, node))

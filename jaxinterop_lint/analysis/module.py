@@ -37,6 +37,7 @@ class ModuleAnalysis:
         self.kb = kb if kb is not None else DEFAULT_KNOWLEDGE
         self.module = module
         self.source = source
+        self.tests_run = False      # analyse_functions called the tests with their fixtures
         self.path = path
         self.package = package
         self.project = project
@@ -95,7 +96,14 @@ class ModuleAnalysis:
             self.globals.update(walker.env)
 
     def analyse_functions(self) -> "ModuleAnalysis":
-        """Analyse every function not analysed yet (on demand by a caller).  Returns self."""
+        """Analyse every function not analysed yet (on demand by a caller), the first time
+        after calling the module's tests with its fixtures (:mod:`.fixtures`).  Returns self."""
+        if not self.tests_run:
+            self.tests_run = True
+            if "fixture" in self.source:
+                from .fixtures import run_tests_with_fixtures
+
+                run_tests_with_fixtures(self)
         i = 0
         while i < len(self.functions):
             self.summary(self.functions[i])

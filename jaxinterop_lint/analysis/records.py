@@ -31,7 +31,7 @@ class Summary:
 
     def key(self):
         """Comparable form for the recursion fixpoint."""
-        return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node)) for e in self.exports)),
+        return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node), e.placed) for e in self.exports)),
                 self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields))
 
 
@@ -41,7 +41,8 @@ class ClassRecord:
     ``self`` (joined over all methods, filled on demand), the values its body binds
     (``statics``: class attributes), and when it is a record (a dataclass, a NamedTuple, a
     ``TrainState``...) its ``record`` rule (:class:`~jaxinterop_lint.knowledge.structures.Record`)
-    and ``fields`` in order."""
+    and ``fields`` in order; ``call_method`` the method a call of an instance runs when the
+    class defines no ``__call__`` (``forward`` of a ``torch.nn.Module``: a library base's)."""
 
     node: Any
     name: str
@@ -51,6 +52,7 @@ class ClassRecord:
     statics: dict = field(default_factory=dict)
     record: Any = None
     fields: tuple = ()
+    call_method: Optional[str] = None   # the method a call of an instance runs (apis.CALL_METHODS)
 
 
 @dataclass(eq=False)
@@ -61,7 +63,10 @@ class FunctionRecord:
     methods), then ``*args``' name, the keyword-only ones and ``**kw``'s spelled ``"**kw"``;
     ``annotations`` their annotation nodes; ``closure`` the mapping names are looked
     up in when not local; ``ffi_shift`` the number of leading parameters before the FFI
-    context when the function is a ``buffer_callback`` callback (None otherwise).
+    context when the function is a ``buffer_callback`` callback (None otherwise);
+    ``defaults`` the default values that place or are multi-device (``device=S`` with ``S``
+    a sharding), by parameter index, evaluated where the ``def`` runs
+    (:meth:`~.bindings.BindingMixin.bind_defaults`).
     """
 
     node: Any
@@ -78,6 +83,20 @@ class FunctionRecord:
     recursive: bool = False
     is_property: bool = False
     is_classmethod: bool = False   # its first parameter is the class (``@classmethod``)
+    defaults: dict = field(default_factory=dict)   # parameter index -> placement default (bind_defaults)
+    context_manager: bool = False   # a @contextlib.contextmanager generator: ``with f() as x`` gets its yield
+
+
+def param_nodes(node) -> list:
+    """The ``cst.Param`` nodes of a ``cst.FunctionDef`` or ``cst.Lambda`` in the order of
+    :attr:`FunctionRecord.params`, without ``**kw``."""
+    import libcst as cst
+
+    params_node = node.params
+    plist = list(params_node.posonly_params) + list(params_node.params)
+    if params_node.star_arg is not None and isinstance(params_node.star_arg, cst.Param):
+        plist.append(params_node.star_arg)
+    return plist + list(params_node.kwonly_params)
 
 
 def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
@@ -85,12 +104,7 @@ def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
     import libcst as cst
 
     params_node = node.params
-    plist = list(params_node.posonly_params) + list(params_node.params)
-    if params_node.star_arg is not None and isinstance(params_node.star_arg, cst.Param):
-        star = [params_node.star_arg]
-    else:
-        star = []
-    plist = plist + star + list(params_node.kwonly_params)
+    plist = param_nodes(node)
     names = [p.name.value for p in plist]
     annotations = [p.annotation.annotation if p.annotation is not None else None for p in plist]
     if isinstance(params_node.star_kwarg, cst.Param):

@@ -164,6 +164,10 @@ class StructureMixin:
         what, arg = role
         first = pos[0][0] if pos else None
         if what == "iterate":
+            # an instance of a project class with ``__iter__`` iterates as that method's
+            # iterator gives (``enumerate(Loader())``: :meth:`~.expr.ExprMixin.element_of`)
+            pos = [(P.iterable(self.element_of(v, node), "iter"), n) if v.kind == V.INSTANCE and v.cls is not None
+                   and "__iter__" in v.cls.methods else (v, n) for v, n in pos]
             return self.iteration(arg, pos, kw)
         if what == "replace":
             return self.replaced(first, {name: v for name, (v, _) in kw.items()}) if first is not None else None
@@ -245,6 +249,7 @@ class StructureMixin:
             target = dotted(node.func.value)
             if target is not None:
                 self.write_key(target, new)
+                self.store_on_class(target, new)
                 if op == "append" and pos and isinstance(pos[0][1], cst.Name):
                     donation.note_held(self, target, pos[0][1].value)   # JXI008 of an element
             return result

@@ -83,6 +83,23 @@ ATTRIBUTE_SINKS: dict[str, Sink] = {
 
 # A ``@numba.cuda.jit`` kernel launch ``k[grid, block](x)`` goes through the buffer protocol.
 KERNEL_DECORATORS = frozenset({"numba.cuda.jit"})
+# Library base classes whose instances, called, run a method the subclass defines:
+# ``Head()(x)`` is ``Head.forward`` for a torch.nn.Module (torch/nn/modules/module.py,
+# ``__call__ = _wrapped_call_impl``), ``Layer.call`` for a Keras layer (keras/src/layers/layer.py).
+CALL_METHODS = {
+    "torch.nn.Module": "forward",
+    "torch.nn.modules.module.Module": "forward",
+    "keras.layers.Layer": "call",
+    "keras.Layer": "call",
+}
+
+# Decorators making a generator function a context manager: ``with f() as x`` binds ``x`` to
+# what the generator yields (Lib/contextlib.py).
+CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
+
+# Test-runner fixtures: a test function's parameter named after a fixture of its module gets
+# the value the fixture returns or yields (pytest's own ``pytest.fixture``; pytest-asyncio's).
+FIXTURE_DECORATORS = frozenset({"pytest.fixture", "pytest_asyncio.fixture"})
 KERNEL_LAUNCH_SINK = Sink(CAI, "BufferError", arg=-1)
 
 # Higher-order functions whose function argument is applied to the leaves of the others:

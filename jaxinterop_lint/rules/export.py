@@ -17,6 +17,10 @@ def export_message(event: SinkEvent, ctx: RuleContext) -> str:
     if event.context:
         head = (f"{event.consumer} cannot export `{subject}`: it spans several devices "
                 f"{calling_context(event, ctx)} ({source})")
+    elif event.via and event.placed:
+        return (f"{event.consumer} cannot take `{subject}`: {event.via}, and `{subject}` is a sharding over "
+                f"several devices ({source}); the export {describe_raise(event.sink)}; pass one device, or "
+                f"export the result's addressable_shards")
     elif event.via:
         head = (f"{event.consumer} cannot take `{subject}`: {event.via}, and `{subject}` spans "
                 f"several devices ({source})")
@@ -32,6 +36,8 @@ def calling_context(event: SinkEvent, ctx: RuleContext) -> str:
     an export's calling context (the call where the multi-device value enters)."""
     frame = event.context[0]
     owner = frame.owner
+    if frame.caller == "<pytest>":      # a test given a fixture (analysis/fixtures.py)
+        return f"when pytest runs {frame.callee}() with the fixture `{frame.param}`"
     other = owner is not None and owner is not ctx.ma   # a caller in another module
     if frame.argument is not None:
         argument = " ".join(owner.module.code_for_node(frame.argument).split()) if other else ctx.text(frame.argument)
@@ -62,7 +68,8 @@ class ExportRule(Rule):
         if code != self.code:
             return None
         provenance = ctx.provenance(event.value.multi, event.node, f"exported by {event.consumer}")
-        return self.finding(ctx, node, export_message(event, ctx), event, provenance, fix=self.deferred_fix(event, ctx))
+        fix = None if event.placed else self.deferred_fix(event, ctx)   # `s` is a sharding: nothing to wrap
+        return self.finding(ctx, node, export_message(event, ctx), event, provenance, fix=fix)
 
     def fix(self, event, ctx: RuleContext) -> Optional[Fix]:
         """Wrap the exported expression in ``jax.device_put(x, jax.local_devices()[0])``
