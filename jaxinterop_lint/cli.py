@@ -21,6 +21,17 @@ def _codes(value: str) -> tuple:
     return tuple(c.strip() for c in value.split(",") if c.strip())
 
 
+def _jobs(value: str) -> int:
+    """``--jobs``: a whole number of processes, 1 or more (argparse prints the error)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (processes), not {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the check command."""
     p = argparse.ArgumentParser(
@@ -39,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclude", type=_codes, metavar="PATTERNS", help="fnmatch patterns of paths to skip (replaces the defaults)")
     p.add_argument("--extend-exclude", type=_codes, metavar="PATTERNS", help="patterns to skip in addition to the defaults")
     p.add_argument("--output-format", choices=FORMAT_NAMES, default="concise", help="how findings are printed")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="parallel processes (default: CPU count)")
+    p.add_argument("--jobs", "-j", type=_jobs, default=None, help="parallel processes (default: CPU count)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--no-cache", action="store_true",
                    help="neither read nor write .jaxinterop_lint_cache/ under the project root")

@@ -137,6 +137,7 @@ class Verification:
     handled: list = field(default_factory=list)  # SiteHits
     not_exercised: list = field(default_factory=list)  # findings
     outside: list = field(default_factory=list)  # SiteHits in files not linted
+    silenced: list = field(default_factory=list)  # (SiteHits, [codes]) of findings a noqa silences
 
     def to_dict(self) -> dict:
         """JSON-ready form (the ``--output-format json`` document)."""
@@ -149,8 +150,9 @@ class Verification:
             "handled": [s.to_dict() for s in self.handled],
             "not_exercised": [finding(f) for f in self.not_exercised],
             "outside": [s.to_dict() for s in self.outside],
+            "silenced": [dict(s.to_dict(), findings=codes) for s, codes in self.silenced],
             "summary": {k: len(getattr(self, k)) for k in
-                        ("confirmed", "missed", "handled", "not_exercised", "outside")},
+                        ("confirmed", "missed", "handled", "not_exercised", "outside", "silenced")},
         }
 
 
@@ -205,7 +207,7 @@ def _under(path: str, roots: list[str]) -> bool:
 
 
 def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tuple[str, int]],
-             roots: list[str]) -> Verification:
+             roots: list[str], silenced: Iterable[Any] = ()) -> Verification:
     """Sort hits and findings into confirmed / missed / handled / not exercised.
 
     ``findings`` are ``Finding`` records (``path``, ``line``, ``code``, ``extra``); a JXI007
@@ -215,6 +217,9 @@ def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tu
     handled sink) whose (file, line) is on its stack: the call site or a project caller of it,
     so a finding reported at a call that hands the value on to a sink in another module
     (README "Whole projects and the cache") is confirmed by the hit at that sink.
+    ``silenced`` are the findings a ``noqa`` directive silenced: a hit they stand for is
+    ``silenced`` (the static analysis found it, the code's author chose to keep it), never
+    missed.
     """
     sites = group_hits(hits)
     by_site: dict[tuple[str, int], list] = {}
@@ -222,6 +227,10 @@ def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tu
         for key in _sink_sites(f):
             by_site.setdefault(key, []).append(f)
     handled_keys = {(_real(p), int(line)) for p, line in handled}
+    quiet: dict[tuple[str, int], list] = {}
+    for f in silenced:
+        for key in _sink_sites(f):
+            quiet.setdefault(key, []).append(f)
     result = Verification()
     exercised: set = set()
     for key in sorted(sites):
@@ -234,6 +243,9 @@ def classify(hits: Iterable[dict], findings: Iterable[Any], handled: Iterable[tu
             result.confirmed.append((site, sorted({f.code for k in on_stack for f in by_site[k]})))
         elif key in handled_keys or site.stack & handled_keys:
             result.handled.append(site)
+        elif key in quiet or any(k in quiet for k in site.stack):
+            keys = [key] if key in quiet else [k for k in sorted(site.stack) if k in quiet]
+            result.silenced.append((site, sorted({f.code for k in keys for f in quiet[k]})))
         elif not _under(key[0], roots):
             result.outside.append(site)
         else:
@@ -277,21 +289,23 @@ def _format_text(v: Verification) -> str:
                          ("handled by their try", [site_line(s) for s in v.handled]),
                          ("not exercised", [f"{display_path(shown_path(f.path))}:{f.line}: {f.code} {escape_text(f.message)}"
                                             for f in v.not_exercised]),
-                         ("outside the linted files", [site_line(s) for s in v.outside])):
+                         ("outside the linted files", [site_line(s) for s in v.outside]),
+                         ("silenced by noqa", [site_line(s, f" [finding {', '.join(c)}]") for s, c in v.silenced])):
         if items:
             lines.append(f"{title} ({len(items)}):")
             lines.extend("  " + item for item in items)
     s = v.to_dict()["summary"]
     lines.append(f"{s['confirmed']} confirmed, {s['missed']} missed, {s['handled']} handled, "
-                 f"{s['not_exercised']} not exercised, {s['outside']} outside")
+                 f"{s['not_exercised']} not exercised, {s['outside']} outside"
+                 + (f", {s['silenced']} silenced" if s["silenced"] else ""))
     return "\n".join(lines)
 
 
 def verify_main(argv: list[str]) -> int:
     """``jaxinterop-lint verify --report FILE [--report FILE ...] [--output-format text|json] [PATHS]``.
 
-    Returns 1 when a hit inside the linted files has no finding (missed), 2 when a report
-    cannot be read, else 0.  Findings come from ``jaxinterop_lint.engine.lint_paths``.
+    Returns 1 when a hit inside the linted files has no finding (missed; a finding a
+    ``noqa`` silences counts as found: ``silenced``), 2 when a report cannot be read, else 0.  Findings come from ``jaxinterop_lint.engine.lint_paths``.
     """
     args = _verify_parser().parse_args(argv)
     hits: list[dict] = []
@@ -310,7 +324,8 @@ def verify_main(argv: list[str]) -> int:
         return status
     findings = list(getattr(lint, "findings", ()) or ())
     handled = list(getattr(lint, "handled", ()) or ())
-    result = classify(hits, findings, handled, [_real(p) for p in paths])
+    silenced = list(getattr(lint, "suppressed", ()) or ())
+    result = classify(hits, findings, handled, [_real(p) for p in paths], silenced)
     if args.output_format == "json":
         print(json.dumps(result.to_dict(), indent=2))
     else:

@@ -210,6 +210,19 @@ def test_json_columns_are_one_based_everywhere(tree):
     assert g["column"] == 12 and g["fix"]["edits"][0]["start"]["column"] == 12
 
 
+def test_json_positions_of_a_file_that_cannot_be_read_are_one_based(tree):
+    rows = json.loads(run_cli("--output-format", "json", "missing.py", cwd=tree).stdout)
+    assert [(r["path"], r["code"], r["line"], r["column"], r["end_line"], r["end_column"]) for r in rows] == [
+        ("missing.py", "JXI000", 1, 1, 1, 1)]
+
+
+def test_jobs_must_be_a_positive_number(tree):
+    for value in ("0", "-3", "x"):
+        r = run_cli("--jobs", value, "bad.py", cwd=tree)
+        assert r.returncode == 2 and "argument --jobs/-j" in r.stderr and "Traceback" not in r.stderr, value
+    assert run_cli("-j", "1", "bad.py", cwd=tree).returncode == 1
+
+
 def test_gitignore_is_respected_unless_told_not_to(tree):
     subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
     (tree / ".gitignore").write_text("generated.py\n")

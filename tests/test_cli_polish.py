@@ -102,7 +102,7 @@ def test_unlintable_files_in_json_sarif_and_github(tmp_path):
     data = json.loads(run_cli(*args, "--output-format", "json", cwd=root).stdout)
     errors = {d["path"]: (d["line"], d["column"]) for d in data if d["code"] == "JXI000"}
     assert errors.pop("bad.py")[0] == 3, data
-    assert errors == {"latin.py": (5, 6), "missing.py": (0, 0)}, data
+    assert errors == {"latin.py": (5, 6), "missing.py": (1, 1)}, data   # 1-based, as every finding
     assert [d["path"] for d in data if d["code"] == "JXI002"] == ["good.py"]
     sarif = json.loads(run_cli(*args, "--output-format", "sarif", cwd=root).stdout)
     jsonschema.validate(sarif, json.loads(SCHEMA.read_text()))

@@ -335,8 +335,13 @@ def test_precommit_configs_run(tmp_path, hook_repo, pre_commit_home):
 
     repo, rev = hook_repo
     remote, local = [b for b in blocks(README, "yaml") if b.startswith("repos:")]
-    for name, config in (("remote", remote.replace("/path/to/jaxinterop-lint", str(repo)).replace("COMMIT", rev)),
-                         ("local", local)):
+    remote = remote.replace("/path/to/jaxinterop-lint", str(repo)).replace("COMMIT", rev)
+    # the README's whole-project hook: its fragment in place of the remote config's hook line
+    (whole_hook,) = [b for b in blocks(README, "yaml") if "pass_filenames: false" in b]
+    hook_line = next(ln for ln in remote.splitlines(keepends=True) if "- id: jaxinterop-lint " in ln)
+    whole = remote.replace(hook_line, whole_hook if whole_hook.endswith("\n") else whole_hook + "\n")
+    assert "pass_filenames: false" in whole
+    for name, config in (("remote", remote), ("local", local), ("whole", whole)):
         proj = tmp_path / name
         proj.mkdir()
         (proj / ".pre-commit-config.yaml").write_text(config)

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -85,7 +84,8 @@ def test_a_hit_at_the_consumers_sink_confirms_the_finding_at_the_relays_call(tmp
     for paths in (files, []):   # given the files, or the files on the hits' stacks by default
         status, result, _ = verify(root, "h.jsonl", *paths)
         assert status == 0, result
-        assert result["summary"] == {"confirmed": 1, "missed": 0, "handled": 0, "not_exercised": 0, "outside": 0}
+        assert result["summary"] == {"confirmed": 1, "missed": 0, "handled": 0, "not_exercised": 0, "outside": 0,
+                                     "silenced": 0}
         assert result["confirmed"][0]["path"] == "pkg/tb.py"   # relative to the cwd, as check prints
 
 
@@ -122,6 +122,23 @@ def test_verify_static_run_is_checks(tmp_path):
     status, result, _ = verify(root, "h.jsonl", "main_b.py", "pkg/relay.py", "pkg/tb.py")
     assert check == [] and result["confirmed"] == [] and result["not_exercised"] == []
     assert status == 1 and [m["path"] for m in result["missed"]] == ["pkg/tb.py"]
+
+
+def test_a_hit_whose_finding_a_noqa_silences_is_silenced_not_missed(tmp_path):
+    """The analysis found the export and its author silenced it (``# noqa: JXI002``): verify
+    lists the hit as silenced, with the finding's code, and exits 0 (a new user's report)."""
+    files = dict(RELAY_PROJECT)
+    files["pkg/relay.py"] = files["pkg/relay.py"].replace("to_torch(v)\n", "to_torch(v)  # noqa: JXI002\n")
+    root = build(tmp_path, files)
+    paths = ["main_b.py", "pkg/relay.py", "pkg/tb.py"]
+    assert json.loads(cli(root, "--output-format", "json", "--no-cache", *paths).stdout) == []
+    record(root, "main_b.py")
+    status, result, _ = verify(root, "h.jsonl", *paths)
+    assert status == 0, result
+    assert result["missed"] == [] and result["confirmed"] == []
+    assert [(s["path"], s["line"], s["findings"]) for s in result["silenced"]] == [("pkg/tb.py", 5, ["JXI002"])]
+    text = cli(root, "verify", "--report", "h.jsonl", *paths)
+    assert text.returncode == 0 and "silenced by noqa (1):" in text.stdout and "1 silenced" in text.stdout, text.stdout
 
 
 MEMORYVIEW = SHARDED + """

@@ -47,9 +47,11 @@ ERROR_NAME = "cannot-lint"
 
 def error_dict(path: str, err) -> dict:
     """The JSON object of a file that could not be linted: a finding's keys, code ``JXI000``
-    (``line``/``column`` 0 for a problem of the path itself, no such file)."""
-    return {"path": path, "line": err.line, "column": err.column, "end_line": err.line,
-            "end_column": err.column, "code": ERROR_CODE, "name": ERROR_NAME,
+    (a problem of the path itself, no such file, stands at line 1, column 1, as ruff's
+    ``E902``: every position of the JSON output is 1-based)."""
+    line, column = max(err.line, 1), max(err.column, 1)
+    return {"path": path, "line": line, "column": column, "end_line": line,
+            "end_column": column, "code": ERROR_CODE, "name": ERROR_NAME,
             "message": f"cannot lint this file: {err.message}", "function": None, "provenance": [], "fix": None}
 
 
