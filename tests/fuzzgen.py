@@ -140,7 +140,7 @@ def _block(draw, imports, depth):
                 out.append(("else:", None))
                 out.extend(_indent(draw(_block(imports, depth + 1))))
         elif kind == "for":
-            out.append((f"for i in range(3):", None))
+            out.append(("for i in range(3):", None))
             out.extend(_indent(draw(_block(imports, depth + 1))))
         elif kind == "while":
             out.append(("while flag:", None))

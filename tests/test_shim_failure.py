@@ -10,7 +10,6 @@ runs in a subprocess with 8 forced CPU devices.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import time
 
 import pytest
 
-from test_shim import HAMMER, REPO, xla_env
+from test_shim import HAMMER, xla_env
 
 pytestmark = pytest.mark.slow   # real jax and torch on 8 CPU devices (the quick tier leaves it out)
 

@@ -236,7 +236,7 @@ def test_a_removed_api_is_a_finding_only_where_the_range_reaches_its_failure(cod
     before = f"<{fails_from}"
     assert lines(code, before) == []
     assert lines(code, f"=={major}.{minor}.{micro - 1}" if micro else before) == []
-    found = lint(code, f">=0.4.20")
+    found = lint(code, ">=0.4.20")
     assert [f.code for f in found] == ["JXI005"]
     assert "your project allows jax>=0.4.20" in found[0].message
     assert len(lines(code)) == 1  # the default: the newest JAX

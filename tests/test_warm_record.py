@@ -5,7 +5,6 @@ or a record that is not this user's, falls back to the full path."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
