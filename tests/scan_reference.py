@@ -62,7 +62,8 @@ def _units_of(text: str) -> list:
     for names, lines in units:
         body = "".join(lines)
         if not re.match(r"def |class |async |@", body):
-            extra = [t.strip().lstrip("*") for m in _TUPLE.findall(body) for t in m.split(",")]
+            extra = [t.strip().lstrip("*") for m in _TUPLE.finditer(body)
+                     if re.search(r"[,(\[]", m.group(0)) for t in m.group(1).split(",")]
             extra += re.findall(r"\bas[ \t]+([A-Za-z_]\w*)", body)
             extra += [t for m in re.findall(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", body, re.M)
                       for t in re.findall(r"[A-Za-z_]\w*", m)]
@@ -73,9 +74,11 @@ def _units_of(text: str) -> list:
     return out
 
 
-_TUPLE = re.compile(r"^[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)+)[ \t]*,?[ \t]*=(?!=)", re.M)
-_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:\[[^\n=]*\][ \t]*=(?!=)|\.[ \t]*(?:[A-Za-z_]\w*[ \t]*=(?!=)"
-                      r"|(?:append|extend|insert|update|setdefault|add)[ \t]*\())")
+_TUPLE = re.compile(r"^[ \t]*[(\[]?[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)*)[ \t]*,?[ \t]*[)\]]?[ \t]*=(?!=)",
+                    re.M)
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)[ \t]*"
+                      r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
+                      r"\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 
 
 @lru_cache(maxsize=4096)

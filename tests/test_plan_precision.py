@@ -337,3 +337,94 @@ def test_module_level_statements_that_store_into_a_name_count_for_it(tmp_path):
     proj = project(tmp_path, {"stores.py": MODULE_LEVEL_STORES})
     found = rows(lint_paths([str(proj / "stores.py")], Config(), jobs=1), proj)
     assert found == [("stores.py", 9, "JXI002"), ("stores.py", 16, "JXI002"), ("stores.py", 16, "JXI002")]
+
+
+ALIASED_CONSUMER = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from torch import from_dlpack as to_torch
+
+x = jax.device_put(jnp.ones(8), NamedSharding(jax.make_mesh((8,), ("d",)), P("d")))
+to_torch(x)
+"""
+ALIASED_SOURCE = """\
+import jax.numpy as jnp
+import torch
+from jax import pmap as parallel
+
+step = parallel(lambda a: a * 2)
+torch.from_dlpack(step(jnp.ones((8, 2))))
+"""
+ONE_ELEMENT_UNPACK = """\
+import jax
+import jax.numpy as jnp
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+y = jax.device_put(jnp.ones(8), NamedSharding(jax.make_mesh((8,), ("d",)), P("d")))
+z, = (y,)
+torch.from_dlpack(z)
+"""
+
+
+def test_aliased_imports_and_one_element_unpacking_reach_the_sink(tmp_path):
+    """``from torch import from_dlpack as to_torch``, ``from jax import pmap as parallel``
+    and ``z, = (y,)`` at module level: each a BufferError on 8 CPU devices (stop 34's second
+    helper hunt), each unflagged through the plan before."""
+    proj = project(tmp_path, {"alias_sink.py": ALIASED_CONSUMER, "alias_source.py": ALIASED_SOURCE,
+                              "unpack.py": ONE_ELEMENT_UNPACK})
+    found = rows(lint_paths([str(proj / n) for n in ("alias_sink.py", "alias_source.py", "unpack.py")],
+                            Config(), jobs=1), proj)
+    assert found == [("alias_sink.py", 7, "JXI002"), ("alias_source.py", 6, "JXI002"), ("unpack.py", 8, "JXI002")]
+
+
+STAR_FILES = {
+    "star/__init__.py": "from .mesh import *\n",
+    "star/mesh.py": ("import jax\nfrom jax.sharding import *\n\n\ndef shard(x):\n"
+                     "    return jax.device_put(x, NamedSharding(jax.make_mesh((8,), ('d',)), PartitionSpec('d')))\n"),
+    "star/utils.py": "import torch\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n",
+    "star/producer.py": "import jax.numpy as jnp\nimport torch\nfrom star.mesh import *\n\n"
+                        "torch.from_dlpack(shard(jnp.ones(8)))\n",
+    "star/through_init.py": "import jax.numpy as jnp\nimport torch\nimport star\n\n"
+                            "torch.from_dlpack(star.shard(jnp.ones(8)))\n",
+    "star/consumer.py": "import jax.numpy as jnp\nfrom star.mesh import shard\nfrom star.utils import *\n\n"
+                        "to_torch(shard(jnp.ones(8)))\n",
+}
+
+
+def test_star_imports_bind_the_names_of_their_module(tmp_path):
+    """``from m import *`` of a library module (``jax.sharding``: the names the tables know)
+    and of project modules (a producer, a consumer, a package ``__init__`` re-exporting):
+    each a BufferError on 8 CPU devices (stop 34's second helper hunt), unflagged before;
+    the same cold, warm, and with only the changed caller analysed again."""
+    proj = project(tmp_path, STAR_FILES)
+    expected = [("star/producer.py", 5, "JXI002"), ("star/through_init.py", 5, "JXI002"),
+                ("star/utils.py", 5, "JXI002")]
+    assert rows(lint_paths([str(proj / "star")], Config(), jobs=1), proj) == expected
+    assert rows(lint_paths([str(proj / "star")], Config(), jobs=1, use_cache=True), proj) == expected
+    for name in ("producer.py", "through_init.py", "consumer.py"):
+        with open(proj / "star" / name, "a") as f:
+            f.write("# changed\n")
+    assert rows(lint_paths([str(proj / "star")], Config(), jobs=1, use_cache=True), proj) == expected
+    alone = rows(lint_paths([str(proj / "star" / "consumer.py")], Config(), jobs=1), proj)
+    assert alone == [("star/consumer.py", 5, "JXI002")]       # at the call: utils.py is not reported
+
+
+AUGMENTED = """\
+import jax
+import jax.numpy as jnp
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+total = 0
+total += jax.device_put(jnp.ones(8), NamedSharding(jax.make_mesh((8,), ("d",)), P("d")))
+torch.from_dlpack(total)
+"""
+
+
+def test_an_augmented_assignment_at_module_level_counts_for_its_name(tmp_path):
+    """``total += sharded`` (a BufferError on 8 CPU devices): the name's unit is not only
+    ``total = 0``."""
+    proj = project(tmp_path, {"aug.py": AUGMENTED})
+    assert rows(lint_paths([str(proj / "aug.py")], Config(), jobs=1), proj) == [("aug.py", 8, "JXI002")]

@@ -42,13 +42,14 @@ EDGES = [
     "x.to_device(d)", "x. to_device (d)", "x.to_devices(d)", "for device in jax.devices(): pass",
     "from_dlpack(x)", "torch.from_dlpack(x)\nfrom torch import from_dlpack\n", "x.__dlpack__()", "_from_dlpack(x)",
     # statements that bind or change a name without assigning it plainly
-    "x, *y = f()\na , b, = 1, 2\nc,d=e\n", "p = {}\np['w'] = v\np[k] == v\nq.append(v)\np .append (v)\n",
+    "x, *y = f()\na , b, = 1, 2\nc,d=e\nz, = (y,)\n(u,) = v\n[w] = q\n(s) = 1\nt = 2\nk[0] = 1\n",
+    "t = 0\nt += 1\nt[0] **= 2\nt.a //= 3\nt <= 1\nt != 2\nt.a >= 3\nt[1] == 4\nt <<= 5\nf(t=1)\n", "p = {}\np['w'] = v\np[k] == v\nq.append(v)\np .append (v)\n",
     "p = []\nfor k in ks:\n    p.extend(k)\nwith m:\n    p.attr = 1\np.attr == 2\ntorch.from_dlpack(p[0])\n",
     "with f() as a, g() as (b):\n    pass\nfor (i, *j) in k:\n    pass\nasync for q in r: pass\ntry:\n    pass\n"
     "except E as e:\n    pass\n@d\ndef f():\n    for z in w: pass\nclass C:\n    with x as y: pass\n",
 ]
 
-PIECES = ["append(", "update (", "a, b =", "*", "with", " as ", "for ", " in ", "import", "from", " ", "  ", "\t", "\n", "\n", "\r", "\r\n", "\x0c", "(", ")", "[", "]", ",", ".", "=", "==",
+PIECES = ["+=", "<=", "!=", "append(", "update (", "a, b =", "*", "with", " as ", "for ", " in ", "import", "from", " ", "  ", "\t", "\n", "\n", "\r", "\r\n", "\x0c", "(", ")", "[", "]", ",", ".", "=", "==",
           "#", "'''", '"""', "'", '"', "\\", "@", "def", "class", "async", "else", "except", "torch", "numpy", "np",
           "jax", "tensor", "as_tensor", "from_dlpack", "__dlpack__", "device", "to_device", "device_put", "getattr(",
           "as", "x", "y1", "1", "2.0", "-", "_", ":", ";", "é", "\u2028", "if", "try:", "jnp", "mesh", "Mesh"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, foreign_calls, named, origin_level
+from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, foreign_calls, named, origin_level, renamed
 from .scan import Aliases, bound_names, consumer_in, import_roots, plain_lines, taken_names, uses_any
 from .toplevel import IDENT, strip_prose, units_of
 
@@ -113,8 +113,10 @@ class Carriers:
         known = set(self._bound.get(path, {})) | bound_names(text) | {n for names, _ in units for n in names}
         modules = plain_modules(f, self.words)
         w = self.words
-        rooted = {r: n for r, n in w.origins.items() if r is not None and r in roots}
-        rooted_strong = {r: n for r, n in w.strong_origins.items() if r is not None and r in roots}
+        origins = renamed(w.origins, f["imports"], w.jax_roots)      # with their aliases
+        strong_origins = renamed(w.strong_origins, f["imports"], w.jax_roots)
+        rooted = {r: n for r, n in origins.items() if r is not None and r in roots}
+        rooted_strong = {r: n for r, n in strong_origins.items() if r is not None and r in roots}
         for names, body in units:
             if not names:
                 continue
@@ -128,10 +130,10 @@ class Carriers:
             # elsewhere (Plan.weak_counts).
             named_jax = jax and uses_any(body, jax_names)
             if rooted_strong and named(body, rooted_strong, roots, False, foreign) or (
-                    named_jax and named(body, w.strong_origins, roots, jax, foreign)):
+                    named_jax and named(body, strong_origins, roots, jax, foreign)):
                 origin = ORIGIN_STRONG
             elif rooted and named(body, rooted, roots, False, foreign) or named_jax and (
-                    named(body, w.origins, roots, jax, foreign) or (
+                    named(body, origins, roots, jax, foreign) or (
                         not _DEFINES_UNIT.match(body) and named(body, w.counts, roots, jax))):
                 origin = ORIGIN_WEAK
             else:
@@ -198,7 +200,7 @@ class Carriers:
         pairs it uses)`` (see :meth:`carrier_name`)."""
         u = self.units(path)
         bound = self._bound.get(path, {})
-        if name is None:
+        if name is None or name == "*":     # the module taken whole (``from m import *``)
             if os.path.basename(path) == "__init__.py":
                 return any(self.counts(origin) for origin, _ in u.values()), ()
             return False, [(path, n) for n in u]
@@ -214,7 +216,8 @@ class Carriers:
                 else:
                     succ.extend(self.bound_to(path, n, bound))
             return False, succ
-        return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
+        # a name it imports, or one its star imports may bind (looked up there by name)
+        return False, [(t, name if k == "*" else k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
 
     @staticmethod
     def bound_to(path: str, n: str, bound: dict) -> list:
@@ -270,5 +273,5 @@ class Carriers:
                 if names:
                     levels.update(own[n][0] for n in names if n in own)
                 else:       # a module-level statement: its own JAX words
-                    levels.add(origin_level(strip_prose(body), self.words, roots, jax, foreign))
+                    levels.add(origin_level(strip_prose(body), self.words, roots, jax, foreign, f["imports"]))
         return [sorted(local & out), sorted(out), sorted(levels)]

@@ -75,6 +75,28 @@ def named(text: str, by_root: dict, roots: set, jax: bool, foreign=None) -> bool
     return False
 
 
+def renamed(by_root: dict, imports, jax_roots) -> dict:
+    """``by_root`` (root -> words, root None: any JAX root) with the aliases the file's
+    from-imports bind its words to: ``from jax import pmap as parallel`` makes
+    ``parallel`` a JAX word of that file.  ``by_root`` itself when there is none."""
+    extra: dict = {}
+    for module, names in imports:
+        if not names:
+            continue
+        root = module.split(".")[0]
+        key = None if root in jax_roots else root
+        words = by_root.get(key, ())
+        for name, alias in names:
+            if alias and name in words:
+                extra.setdefault(key, []).append(alias)
+    if not extra:
+        return by_root
+    out = dict(by_root)
+    for key, aliases in extra.items():
+        out[key] = tuple(out.get(key, ())) + tuple(aliases)
+    return out
+
+
 def foreign_calls(text: str, w: "Words"):
     """The ``foreign`` predicate of :func:`named` for a file's ``text``: a name bound only
     by imports of the libraries JAX hands arrays to (``w.foreign_roots``: ``torch``, ``np``),
@@ -115,7 +137,7 @@ def more_facts(f: dict, text: str, w: Words) -> dict:
     text = plain_lines(text)
     roots = {m.split(".")[0] for m, _ in f["imports"]}
     jax = bool(roots & w.jax_roots)
-    f["origin"] = origin_level(text, w, roots, jax, foreign_calls(text, w))
+    f["origin"] = origin_level(text, w, roots, jax, foreign_calls(text, w), f["imports"])
     f["annot"] = named(text, w.annotations, roots, jax)
     return f
 
@@ -126,13 +148,14 @@ def more_facts(f: dict, text: str, w: Words) -> dict:
 ORIGIN_NONE, ORIGIN_WEAK, ORIGIN_STRONG = 0, 1, 2
 
 
-def origin_level(text: str, w: Words, roots: set, jax: bool, foreign=None) -> int:
+def origin_level(text: str, w: Words, roots: set, jax: bool, foreign=None, imports=()) -> int:
     """The origin level of ``text`` (see :data:`ORIGIN_STRONG`): which JAX words it names
-    (:func:`named` of ``w.strong_origins``, then of ``w.origins``; ``foreign``: see
+    (:func:`named` of ``w.strong_origins``, then of ``w.origins``, with the aliases the
+    file's ``imports`` bind them to: :func:`renamed`; ``foreign``: see
     :func:`foreign_calls`)."""
-    if named(text, w.strong_origins, roots, jax, foreign):
+    if named(text, renamed(w.strong_origins, imports, w.jax_roots), roots, jax, foreign):
         return ORIGIN_STRONG
-    return ORIGIN_WEAK if named(text, w.origins, roots, jax, foreign) else ORIGIN_NONE
+    return ORIGIN_WEAK if named(text, renamed(w.origins, imports, w.jax_roots), roots, jax, foreign) else ORIGIN_NONE
 
 
 def can_find(f: dict, enabled, w: Words) -> bool:

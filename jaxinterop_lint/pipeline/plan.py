@@ -414,7 +414,7 @@ class Plan(Carriers, HandOn):
         file's exporting functions."""
         for target, name in targets:
             names = exporting_of(target)
-            if names and (name is None or name in names):
+            if names and (name is None or name == "*" or name in names):   # "*": from m import *
                 return True
         return False
 

@@ -361,10 +361,28 @@ class Aliases:
 
 
 # -- consumers -------------------------------------------------------------------------------
-def taken_names(imports) -> frozenset:
+class Taken(frozenset):
+    """The names from-imports take (a frozenset), with ``renamed``: name -> the aliases it
+    is bound to (``from torch import from_dlpack as to_torch``)."""
+
+    renamed: dict
+
+    def __new__(cls, names, renamed=None):
+        out = super().__new__(cls, names)
+        out.renamed = renamed or {}
+        return out
+
+
+def taken_names(imports) -> Taken:
     """The names from-imports take (as the module spells them: ``from torch import
-    from_dlpack as fd`` takes ``from_dlpack``)."""
-    return frozenset(name for _, names in imports for name, _alias in names or ())
+    from_dlpack as fd`` takes ``from_dlpack``; ``fd`` is in its ``renamed``)."""
+    renamed: dict = {}
+    for _, names in imports:
+        for name, alias in names or ():
+            if alias and alias != name:
+                renamed.setdefault(name, []).append(alias)
+    return Taken((name for _, names in imports for name, _alias in names or ()),
+                 {name: tuple(aliases) for name, aliases in renamed.items()})
 
 
 def consumer(text: str, sinks: Prefilter, roots: set, taken=frozenset(), present=None) -> bool:
@@ -383,10 +401,13 @@ def consumer_in(text: str, sinks: Prefilter, roots: set, taken=frozenset(), alia
     if uses_any(text, sinks.standalone, present):
         return True
     has = text.__contains__ if present is None else present
+    renamed = getattr(taken, "renamed", None)
     for root, names in sinks.pairs:
         if root in roots:
             for n in names:
                 if has(n) and (n in taken or non_literal_use(text, n, root, aliases)):
+                    return True
+                if renamed and n in renamed and uses_any(text, renamed[n]):   # ``to_torch(x)``
                     return True
     return False
 

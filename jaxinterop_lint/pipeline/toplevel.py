@@ -30,14 +30,18 @@ _ODD_WIDE = ("\x85", "\u2028", "\u2029")
 _TOP_LINE = re.compile(r"\n[^ \t\r\n#)\]}]")
 
 
-# ``a, b = ...`` (and ``a, *rest = ...``) at the start of a line: names a tuple target binds
-_TUPLE_NL = re.compile(r"\n[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)+)[ \t]*,?[ \t]*=(?!=)")
+# ``a, b = ...``, ``a, *rest = ...``, ``z, = ...``, ``(z,) = ...``, ``[z] = ...`` at the start of
+# a line: the names a tuple or list target binds (a match with no comma or bracket is a plain
+# assignment: :func:`assigned` has it)
+_TUPLE_NL = re.compile(r"\n[ \t]*[(\[]?[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)*)"
+                       r"[ \t]*,?[ \t]*[)\]]?[ \t]*=(?!=)")
 # ``with f() as x``, ``except E as e``; ``for a, b in ...``
 _AS = re.compile(r"\bas[ \t]+([A-Za-z_]\w*)")
 _FOR = re.compile(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", re.M)
-# ``n[k] = v``, ``n.attr = v``, ``n.append(v)``...: a statement that changes what ``n`` holds
-_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:\[[^\n=]*\][ \t]*=(?!=)|\.[ \t]*(?:[A-Za-z_]\w*[ \t]*=(?!=)"
-                      r"|(?:append|extend|insert|update|setdefault|add)[ \t]*\())")
+# ``n[k] = v``, ``n.attr = v``, ``n += v``, ``n.append(v)``...: a statement that changes what ``n`` holds
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)[ \t]*"
+                      r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
+                      r"\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 _TARGET = re.compile(r"[A-Za-z_]\w*")
 _DEFINES = ("def ", "class ", "async ", "@")
 
@@ -53,8 +57,9 @@ def _bound_elsewhere(units: list) -> list:
     for names, body in units:
         if not body.startswith(_DEFINES):
             extra: list = []
-            if "," in body and "=" in body:
-                extra += [t.strip().lstrip("*") for m in _TUPLE_NL.findall("\n" + body) for t in m.split(",")]
+            if "=" in body and ("," in body or "[" in body or "(" in body):
+                extra += [t.strip().lstrip("*") for m in _TUPLE_NL.finditer("\n" + body)
+                          if any(c in m.group(0) for c in ",([") for t in m.group(1).split(",")]
             if "as" in body:
                 extra += _AS.findall(body)
             if "for" in body:
