@@ -41,6 +41,7 @@ class FrozenModule:
     depends_on: set = field(default_factory=set)
     names: tuple = ()
     functions: tuple = ()
+    star_modules: tuple = ()        # the modules of its ``from m import *`` (ModuleAnalysis.star_import)
 
     def position(self, node) -> tuple:
         """The stored line of a :class:`Site`."""
@@ -246,7 +247,8 @@ def freeze(ma, ready_only: bool = False) -> dict:
             names[name] = data
     exporting = sorted(ma.exporting_names())
     return {"globals": names, "records": {str(k): v for k, v in fz.records.items()},
-            "classes": {str(k): v for k, v in fz.classes.items()}, "exporting": exporting}
+            "classes": {str(k): v for k, v in fz.classes.items()}, "exporting": exporting,
+            "star": list(getattr(ma, "star_modules", ()))}
 
 
 class Thawer:
@@ -421,7 +423,7 @@ def thaw(data: dict, display_path: str, depends_on=()) -> FrozenModule:
     """A :class:`FrozenModule` from :func:`freeze`'s data (its globals thawed as they are
     read: :class:`LazyGlobals`).  Raises KeyError, TypeError ... for data of the wrong shape."""
     module = FrozenModule(display_path=display_path, depends_on=set(depends_on),
-                          names=tuple(data.get("exporting", ())))
+                          names=tuple(data.get("exporting", ())), star_modules=tuple(data.get("star", ())))
     th = Thawer(data, module)
     if not isinstance(data["globals"], dict) or not isinstance(data.get("records", {}), dict) \
             or not isinstance(data.get("classes", {}), dict):

@@ -58,7 +58,9 @@ class ExprMixin:
                 return self.ma.project_value(value)
             return value
         builtin = _BUILTINS.get(name)
-        return builtin if builtin is not None else V.UNKNOWN_VALUE
+        if builtin is not None:
+            return builtin
+        return self.ma.star_value(name) if self.ma.star_modules else V.UNKNOWN_VALUE
 
     # -- atoms ---------------------------------------------------------------------------
     def e_name(self, node: cst.Name) -> Value:

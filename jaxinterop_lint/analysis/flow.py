@@ -193,6 +193,9 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
             self._tested = None
 
     def s_import(self, node) -> None:
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            self.ma.star_import(node)
+            return
         for name, qn, is_from, alias in import_bindings(node, self.ma.package):
             if qn.split(".")[0] in apis.JAX_ROOTS:
                 self.ma.imports_jax = True

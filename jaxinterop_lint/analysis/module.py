@@ -38,6 +38,8 @@ class ModuleAnalysis:
         self.module = module
         self.source = source
         self.tests_run = False      # analyse_functions called the tests with their fixtures
+        self.star_modules: list = []     # the modules ``from m import *`` takes every name of
+        self._star_values: dict = {}
         self.path = path
         self.package = package
         self.project = project
@@ -225,6 +227,42 @@ class ModuleAnalysis:
         from .values import qname
 
         return qname(qualified, via_import=True)
+
+    def star_import(self, node) -> None:
+        """Note the module of ``from m import *`` (``node``), resolved against this
+        module's package (:meth:`star_value` reads its names)."""
+        from libcst.helpers import get_full_name_for_node
+
+        from ..relative import resolve_relative
+
+        mod = get_full_name_for_node(node.module) if node.module is not None else None
+        base = resolve_relative(mod, len(node.relative), self.package)
+        if base and base not in self.star_modules:
+            self.star_modules.append(base)
+
+    def star_value(self, name: str) -> Value:
+        """The value of ``name``, bound by no statement of this module, taken from the
+        modules of its star imports (the last one that has it): a project module's
+        top-level name, or a library name the tables know (:meth:`~..knowledge.view.Knowledge.knows`);
+        unknown otherwise."""
+        from .values import UNKNOWN_VALUE, qname
+
+        known = self._star_values.get(name)
+        if known is not None:
+            return known
+        out = UNKNOWN_VALUE
+        for base in reversed(self.star_modules):
+            qn = f"{base}.{name}"
+            if self.project is not None:
+                resolved = self.project.resolve(qn, self)
+                if resolved is not None:
+                    out = resolved
+                    break
+            if self.kb.knows(qn):
+                out = qname(qn)
+                break
+        self._star_values[name] = out
+        return out
 
     def project_value(self, value: Value) -> Value:
         """``value`` with a reference to a project name replaced by what that name is."""

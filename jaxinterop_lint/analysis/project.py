@@ -304,9 +304,14 @@ class Project:
         if ma is None:
             return None
         value = ma.globals.get(parts[i])
-        if value is None:
-            return None
         rest = parts[i + 1:]
+        if value is None:
+            # a name its ``from m import *`` binds (the last such module that has it)
+            for base in reversed(getattr(ma, "star_modules", ())):
+                found = self._lookup(".".join([base, parts[i]] + rest), owners, depth + 1, demand)
+                if found is not None:
+                    return found
+            return None
         if value.kind == QNAME and value.qname != ".".join(parts[:i + 1]):
             target = ".".join([value.qname] + rest)
             if target.split(".")[0] not in self.top_names:

@@ -2,8 +2,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import apis, versions
+
+
+@lru_cache(maxsize=1)
+def _table_names() -> frozenset:
+    """Every qualified name of the tables of :mod:`.apis` (a dict's keys, a collection's
+    strings): the library names the analysis knows something of."""
+    out = set()
+    for name, value in vars(apis).items():
+        if name.isupper() and isinstance(value, (dict, set, frozenset, tuple)):
+            out.update(k for k in value if isinstance(k, str) and "." in k)
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -26,6 +38,12 @@ class Knowledge:
     # The project's JAX releases (knowledge/versions.py) and how messages name the range.
     jax_versions: frozenset = versions.DEFAULT
     jax_range: str = ""
+
+    def knows(self, qn: str) -> bool:
+        """Whether a table (built in or of the configuration) names the qualified name
+        ``qn``: ``from jax.sharding import *`` binds ``NamedSharding`` to what the analysis
+        knows of ``jax.sharding.NamedSharding``, and no unknown name to anything."""
+        return qn in _table_names() or qn in self.call_sinks or qn in self.direct_sources or qn in self.sanitizers
 
     def extended(self, sources=(), sinks=None, sanitizers=()) -> "Knowledge":
         """A copy with more sources (qualified names), sinks (qualified name -> protocol
