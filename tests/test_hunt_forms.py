@@ -225,6 +225,20 @@ FLAGGED = {
             def export(self):
                 return [torch.from_dlpack(a) for a in self.items]
         """, 9),
+    # the device set measured is not the array exported any more
+    "devices_held_then_array_changed": ("""\
+        x = jax.device_put(jnp.ones(8), S)
+        devs = x.devices()
+        x = x * 2
+        if len(devs) > 1:
+            pass
+        torch.from_dlpack(x)
+        """, 6),
+    "array_from_callback_on_a_sharding": ("""\
+        host = np.ones(8, np.float32)
+        a = jax.make_array_from_callback((8,), S, lambda i: host[i])
+        torch.from_dlpack(a)
+        """, 3),
     "multi_device_default_array": ("""\
         def export(a=jax.device_put(jnp.ones(8), S)):
             return np.from_dlpack(a)
@@ -301,6 +315,24 @@ SAFE["enumerate_over_iterator_class_one_device"] = (LOADER + """\
         """).replace("jax.device_put(self.data, S)", "jnp.asarray(self.data)")
 SAFE["attribute_appended_in_a_method_one_device"] = FLAGGED["attribute_appended_in_a_method"][0].replace(
     "jax.device_put(jnp.zeros(8), S)", "jnp.zeros(8)")
+# a device set kept in a name and measured later (stop 34's second helper hunt: ran)
+SAFE["devices_held_in_a_name"] = """\
+        x = jax.device_put(jnp.ones(8), S)
+        devs = x.devices()
+        if len(devs) > 1:
+            x = jax.device_put(x, jax.devices()[0])
+        torch.from_dlpack(x)
+        """
+SAFE["device_set_held_in_a_name"] = SAFE["devices_held_in_a_name"].replace("x.devices()", "x.sharding.device_set")
+# a global array built on one device (stop 34's second helper hunt: ran)
+SAFE["array_from_callback_on_one_device"] = """\
+        from jax.sharding import SingleDeviceSharding
+        host = np.ones(8, np.float32)
+        a = jax.make_array_from_callback((8,), SingleDeviceSharding(jax.devices()[1]), lambda i: host[i])
+        b = jax.make_array_from_single_device_arrays((8,), sharding=SingleDeviceSharding(jax.devices()[0]),
+                                                     arrays=[jnp.ones(8)])
+        torch.from_dlpack(a), torch.from_dlpack(b)
+        """
 # the flagged property program with the array on one device
 SAFE["property_on_one_device"] = FLAGGED["property_of_parameter"][0].replace(
     "jax.device_put(jnp.zeros(8), S)", "jax.device_put(jnp.zeros(8), jax.devices()[0])")

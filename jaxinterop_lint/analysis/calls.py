@@ -208,6 +208,11 @@ class CallMixin(FactsMixin):
                 where = self.splat_entry(node, names)
             return self.placed(node, qn, where, first)
         if qn in self.ma.kb.direct_sources:
+            given = apis.DIRECT_SOURCE_PLACEMENTS.get(qn)
+            if given is not None:       # one device given: a one-device array
+                where = pos[given[0]] if len(pos) > given[0] else next((kw[k] for k in given[1] if k in kw), None)
+                if where is not None and where[0].kind == V.DEVICE:
+                    return V.SAFE_VALUE
             return V.multi(Origin(self.ma.kb.direct_sources[qn], node, self.ma, self.function))
         if qn in apis.SHARDING_CONSTRUCTORS:
             return Value(kind=V.SHARDING, desc=qn.rsplit(".", 1)[-1])

@@ -61,9 +61,23 @@ def count_subject(walker, node):
                     return ALL
             if isinstance(arg, cst.Attribute) and arg.attr.value in apis.DEVICE_SET_ATTRIBUTES:
                 return _sharding_owner(arg.value)
+            if isinstance(arg, cst.Name):       # ``devs = x.devices()`` ... ``len(devs)``
+                return _stored_count(walker, arg)
             if isinstance(arg, cst.Attribute) and arg.attr.value in apis.SHARD_LIST_ATTRIBUTES:
                 return dotted(arg.value)
     if isinstance(node, cst.Attribute) and node.attr.value in apis.SHARDING_COUNT_ATTRIBUTES:
+        return _sharding_owner(node.value)
+    return None
+
+
+def _device_set_of(walker, node):
+    """The key whose devices ``node`` is (``x.devices()``, ``x.sharding.device_set``), or None."""
+    kind = type(node)
+    if kind is cst.Call and type(node.func) is cst.Attribute and not node.args \
+            and node.func.attr.value in apis.DEVICE_COUNT_METHODS:
+        inner = walker.eval(node.func.value)
+        return None if inner.kind == V.QNAME else dotted(node.func.value)
+    if kind is cst.Attribute and node.attr.value in apis.DEVICE_SET_ATTRIBUTES:
         return _sharding_owner(node.value)
     return None
 
@@ -186,6 +200,9 @@ def stored_test(walker, node, value, returned: bool = False):
     remembers the values it measured: it guards only while they are unchanged."""
     if value.guard is not None or value.count_of is not None:
         return value
+    held = _device_set_of(walker, node)
+    if held is not None:    # ``devs = x.devices()``: ``len(devs)`` counts the devices of x
+        return V.evolve(value, count_of=(held, None if returned else ((held, walker.read_key(held)),)))
     kind = type(node)
     if kind is cst.Call:
         func = node.func

@@ -169,6 +169,19 @@ DIRECT_SOURCES: dict[str, str] = {
         "multihost_utils.global_array_to_host_local_array",
 }
 
+# The placement argument of a direct source, (positional index, keyword names): the result is
+# on one device when it is a Device or a one-device sharding (``SingleDeviceSharding(d)``), and
+# multi-device otherwise, an unknown placement included (these calls exist to build global
+# arrays).  jax 0.10.2: jax/_src/array.py make_array_from_callback(shape, sharding, ...),
+# make_array_from_single_device_arrays(shape, sharding, arrays), make_array_from_process_local_data(
+# sharding, local_data, ...); jax/_src/pjit.py with_sharding_constraint(x, shardings).
+DIRECT_SOURCE_PLACEMENTS: dict[str, tuple[int, tuple[str, ...]]] = {
+    "jax.make_array_from_callback": (1, ("sharding",)),
+    "jax.make_array_from_single_device_arrays": (1, ("sharding",)),
+    "jax.make_array_from_process_local_data": (0, ("sharding",)),
+    "jax.lax.with_sharding_constraint": (1, ("shardings",)),
+}
+
 # Producers whose result depends on where they put it: (positional index, keyword names) of
 # the placement argument.  A sharding there makes a multi-device array, a Device a safe one.
 PLACEMENT_CALLS: dict[str, tuple[int, tuple[str, ...]]] = {
