@@ -136,6 +136,27 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# ``JXI000`` is no rule: the code the machine-readable outputs give a file that could not be
+# linted (report/__init__.py ERROR_CODE, flake8_plugin.py ERROR_CODE).
+CANNOT_LINT = """\
+JXI000 cannot-lint: a file that could not be linted
+
+What it is
+  Not a rule: the code under which the json, sarif, github and flake8 outputs report a file
+  the linter could not read or parse (no such file, not UTF-8 or its coding cookie, a syntax
+  error it had to parse, nesting too deep).  The text output prints it as
+  `path:line:col: error: ...` (`path: error: ...` where no position applies).
+
+What happens
+  The other files are linted as usual; the exit status is 2 (flake8: 1, its JXI000 line).
+  SARIF reports it as a tool execution notification, and the run as not successful.
+
+What to do
+  Fix the file, or leave it out of the run (`extend-exclude` in [tool.jaxinterop-lint]).  It
+  cannot be selected, ignored or silenced with `# noqa`.
+"""
+
+
 def rule_main(argv: list) -> int:
     """``jaxinterop-lint rule ...``.  Returns the exit status: 0, 1 for stale docs under
     ``--check-docs``, 2 for an unknown rule or a usage error."""
@@ -164,6 +185,9 @@ def rule_main(argv: list) -> int:
         parser.print_usage(sys.stderr)
         print("jaxinterop-lint rule: error: name a rule (e.g. JXI002) or pass --all", file=sys.stderr)
         return 2
+    if args.rule.upper() == "JXI000" or args.rule == "cannot-lint":
+        sys.stdout.write(CANNOT_LINT)
+        return 0
     rule = find_rule(args.rule)
     if rule is None:
         print(f"jaxinterop-lint rule: error: unknown rule {args.rule!r} (known: "

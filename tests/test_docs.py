@@ -47,6 +47,15 @@ def test_rule_all_lists_every_rule():
     assert "opt-in" in lines[-1]
 
 
+def test_the_code_of_a_file_that_could_not_be_linted_has_a_page():
+    """JXI000 is in the json, sarif, github and flake8 outputs (a new user's report: ``rule
+    JXI000`` said "unknown rule")."""
+    page = run_cli("rule", "JXI000")
+    assert page.returncode == 0 and page.stdout.startswith("JXI000 cannot-lint: a file that could not be linted\n")
+    assert "exit status is 2" in page.stdout and "extend-exclude" in page.stdout
+    assert run_cli("rule", "cannot-lint").stdout == page.stdout == run_cli("rule", "jxi000").stdout
+
+
 def test_rule_errors():
     r = run_cli("rule", "JXI099")
     assert r.returncode == 2 and "unknown rule 'JXI099'" in r.stderr and "Traceback" not in r.stderr
