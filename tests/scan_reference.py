@@ -78,7 +78,7 @@ _TUPLE = re.compile(r"^[ \t]*[(\[]?[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Z
                     re.M)
 _MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)[ \t]*"
                       r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
-                      r"\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
+                      r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 
 
 @lru_cache(maxsize=4096)

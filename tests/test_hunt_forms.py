@@ -239,6 +239,47 @@ FLAGGED = {
         a = jax.make_array_from_callback((8,), S, lambda i: host[i])
         torch.from_dlpack(a)
         """, 3),
+    # stop 34's third helper hunt (each a BufferError on 8 CPU devices)
+    "setter_method_stores_its_argument": ("""\
+        class Sink:
+            def __init__(self):
+                self.v = None
+
+            def set(self, x):
+                self.v = x
+
+            def close(self):
+                return torch.from_dlpack(self.v)
+
+        s = Sink()
+        s.set(jax.device_put(jnp.ones(8), S))
+        s.close()
+        """, 9),
+    "exit_exports_what_the_block_added": ("""\
+        class TorchSink:
+            def __init__(self):
+                self.pending = []
+
+            def __enter__(self):
+                return self
+
+            def add(self, x):
+                self.pending.append(x)
+
+            def __exit__(self, *exc):
+                for x in self.pending:
+                    torch.from_dlpack(x)
+                return False
+
+        def main():
+            with TorchSink() as sink:
+                sink.add(jax.device_put(jnp.ones(8), S))
+        """, 13),
+    "list_in_a_dict_appended": ("""\
+        h = {"a": []}
+        h["a"].append(jax.device_put(jnp.ones(8), S))
+        torch.from_dlpack(h["a"][0])
+        """, 3),
     "multi_device_default_array": ("""\
         def export(a=jax.device_put(jnp.ones(8), S)):
             return np.from_dlpack(a)
@@ -332,6 +373,20 @@ SAFE["array_from_callback_on_one_device"] = """\
         b = jax.make_array_from_single_device_arrays((8,), sharding=SingleDeviceSharding(jax.devices()[0]),
                                                      arrays=[jnp.ones(8)])
         torch.from_dlpack(a), torch.from_dlpack(b)
+        """
+SAFE["setter_method_stores_a_host_value"] = FLAGGED["setter_method_stores_its_argument"][0].replace(
+    "s.set(jax.device_put(jnp.ones(8), S))", "s.set(jnp.ones(8))")
+SAFE["exit_exports_host_values"] = FLAGGED["exit_exports_what_the_block_added"][0].replace(
+    "sink.add(jax.device_put(jnp.ones(8), S))", "sink.add(jnp.ones(8))")
+# setattr with a constant name rebinds the attribute (the third hunt: ran)
+SAFE["setattr_rebinds_to_a_host_copy"] = """\
+        class State:
+            def __init__(self, w):
+                self.w = w
+
+        s = State(jax.device_put(jnp.ones(8), S))
+        setattr(s, "w", jax.device_get(s.w))
+        torch.from_dlpack(s.w)
         """
 # the flagged property program with the array on one device
 SAFE["property_on_one_device"] = FLAGGED["property_of_parameter"][0].replace(

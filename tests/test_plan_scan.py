@@ -43,7 +43,8 @@ EDGES = [
     "from_dlpack(x)", "torch.from_dlpack(x)\nfrom torch import from_dlpack\n", "x.__dlpack__()", "_from_dlpack(x)",
     # statements that bind or change a name without assigning it plainly
     "x, *y = f()\na , b, = 1, 2\nc,d=e\nz, = (y,)\n(u,) = v\n[w] = q\n(s) = 1\nt = 2\nk[0] = 1\n",
-    "t = 0\nt += 1\nt[0] **= 2\nt.a //= 3\nt <= 1\nt != 2\nt.a >= 3\nt[1] == 4\nt <<= 5\nf(t=1)\n", "p = {}\np['w'] = v\np[k] == v\nq.append(v)\np .append (v)\n",
+    "t = 0\nt += 1\nt[0] **= 2\nt.a //= 3\nt <= 1\nt != 2\nt.a >= 3\nt[1] == 4\nt <<= 5\nf(t=1)\n",
+    "h = {}\nh['a'].append(y)\nh.b[0].extend(z)\nh[g(1)].add(2)\nh['a'].appendx(1)\n", "p = {}\np['w'] = v\np[k] == v\nq.append(v)\np .append (v)\n",
     "p = []\nfor k in ks:\n    p.extend(k)\nwith m:\n    p.attr = 1\np.attr == 2\ntorch.from_dlpack(p[0])\n",
     "with f() as a, g() as (b):\n    pass\nfor (i, *j) in k:\n    pass\nasync for q in r: pass\ntry:\n    pass\n"
     "except E as e:\n    pass\n@d\ndef f():\n    for z in w: pass\nclass C:\n    with x as y: pass\n",

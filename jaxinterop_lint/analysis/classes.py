@@ -81,6 +81,18 @@ def _annotated_fields(body) -> list:
     return out
 
 
+def self_writes_of(rec) -> frozenset:
+    """The attributes the method ``rec`` assigns or fills on its first parameter
+    (:func:`_self_writes`), computed once."""
+    found = getattr(rec, "self_writes", None)
+    if found is None:
+        node = getattr(rec, "node", None)
+        found = frozenset(_self_writes(node, rec.params[0])) if isinstance(node, cst.FunctionDef) and rec.params \
+            else frozenset()
+        rec.self_writes = found
+    return found
+
+
 def _on_self(node, self_name: str):
     """``x`` when ``node`` is ``<self_name>.x``, else None."""
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self_name:

@@ -184,6 +184,12 @@ class FactsMixin:
             return V.SAFE_VALUE
         if qn == apis.GETATTR and len(pos) >= 2 and isinstance(pos[1][1], cst.SimpleString):
             return self.named_attribute(node, pos[0], pos[1][1].evaluated_value, default=len(pos) > 2)
+        if qn == apis.SETATTR and len(pos) == 3 and isinstance(pos[1][1], cst.SimpleString) \
+                and isinstance(pos[1][1].evaluated_value, str) and pos[0][1] is not None:
+            # ``setattr(s, "w", v)`` is ``s.w = v``
+            target = cst.Attribute(value=pos[0][1], attr=cst.Name(pos[1][1].evaluated_value))
+            self.assign(target, pos[2][0], node)
+            return V.SAFE_VALUE
         return None
 
     def counts_every_device(self, arg) -> bool:

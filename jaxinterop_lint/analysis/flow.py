@@ -15,7 +15,7 @@ from . import values as V
 from . import versions
 from .bindings import BindingMixin
 from .calls import CallMixin
-from .classes import ClassMixin
+from .classes import ClassMixin, self_writes_of
 from .events import RemovedEvent, SinkEvent, TryContext
 from .facts import declared_name
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
@@ -151,10 +151,12 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self.env = None
 
     def exit(self) -> None:
-        """Remember ``self`` where an ``__init__`` returns (its fields, for construction)."""
+        """Remember ``self`` where a method that stores on it returns: an ``__init__`` (its
+        fields, for construction), or a method assigning ``self.<attr>`` (what a call leaves
+        on the receiver: :meth:`~.invoke.InvokeMixin.store_fields`)."""
         rec = self.rec
-        if rec is not None and rec.cls is not None and rec.params and rec.name.endswith("__init__") \
-                and self.env is not None:
+        if rec is not None and rec.cls is not None and rec.params and self.env is not None \
+                and (rec.name.endswith("__init__") or self_writes_of(rec)):
             self.exits.append(self.lookup(rec.params[0]))
 
     def s_raise(self, node: cst.Raise) -> None:

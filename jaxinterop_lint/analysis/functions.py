@@ -8,6 +8,7 @@ import libcst as cst
 from ..knowledge import apis
 from . import values as V
 from .events import ExportEffect, SinkEvent
+from .classes import self_writes_of
 from .flow import Walker
 from .records import Summary
 from .values import Value
@@ -45,7 +46,10 @@ def analyse_function(ma, rec) -> Summary:
     fields = ()
     if walker.exits:
         own = V.join_all(walker.exits)
-        fields = tuple((k[1:], p) for k, p in own.parts or () if k.startswith("."))
+        # an __init__ gives every attribute of self; another method those it stores
+        stored = None if rec.name.endswith("__init__") else self_writes_of(rec)
+        fields = tuple((k[1:], p) for k, p in own.parts or ()
+                       if k.startswith(".") and (stored is None or k[1:] in stored))
     return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
                    donates=walker.donated_params,
                    yields=yields, fields=fields)

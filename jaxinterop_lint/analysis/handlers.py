@@ -86,6 +86,19 @@ def _entered_value(walker, expr, value):
     return entered_value if entered_value is not None else V.UNKNOWN_VALUE
 
 
+def _exit(walker, value, name, expr) -> None:
+    """Leaving a ``with`` block: the ``__exit__`` of a context manager that is an instance of
+    a project class runs, on the instance as the block left it where ``as`` bound the
+    instance itself (``__enter__`` returning ``self``)."""
+    if value.kind != V.INSTANCE or value.cls is None or "__exit__" not in value.cls.methods:
+        return
+    if name is not None:
+        now = walker.lookup(name)
+        if now.kind == V.INSTANCE and now.cls is value.cls:
+            value = now
+    walker.call_dunder(value, "__exit__", expr)
+
+
 @contextmanager
 def entered(walker, node: cst.With):
     """Evaluate the items of ``node`` (binding their ``as`` names) and run the body, which
@@ -97,8 +110,11 @@ def entered(walker, node: cst.With):
     env = walker.env
     had_mesh, mesh = MESH_KEY in env, env.get(MESH_KEY)
     contexts = []
+    managers = []       # (the context manager's value, the name its ``as`` binds)
     for item in node.items:
         value = walker.eval(item.item)
+        managers.append((value, item.asname.name.value if item.asname is not None
+                         and isinstance(item.asname.name, cst.Name) else None, item.item))
         caught = catching(walker, item.item)
         if caught is not None:
             kind, names = caught
@@ -113,6 +129,9 @@ def entered(walker, node: cst.With):
         yield
     finally:
         walker.tries = outer
+        if walker.env is not None:
+            for value, name, expr in reversed(managers):
+                _exit(walker, value, name, expr)
         if entry is not None:
             walker.env = join_env(walker.env, entry)
         if walker.env is not None:

@@ -212,7 +212,7 @@ class InvokeMixin:
                 value = P.read(value, key)
         return value
 
-    def call_local(self, node, rec, bind: dict):
+    def call_local(self, node, rec, bind: dict, store: bool = True):
         """Call the project function ``rec`` with ``bind``: its returned value (an iterator
         of what it yields for a generator), its exports seen with these arguments, its
         donations.  Returns the value, or None when it never returns."""
@@ -227,7 +227,24 @@ class InvokeMixin:
         for p in summary.donates:
             if p in bind:
                 self.donate(bind[p][1], node)
+        if summary.fields and getattr(rec, "cls", None) is not None and 0 in bind and store:
+            self.store_fields(node, rec, bind, summary.fields)
         return result
+
+    def store_fields(self, node, rec, bind: dict, fields: tuple) -> None:
+        """A call of the method ``rec`` that stores on ``self`` (``s.set(x)``: ``self.v =
+        x``): the receiver (``bind[0]``, the value and expression of ``s``) holds the stored
+        values afterwards, instantiated with the call's arguments (a later ``s.close()``
+        exporting ``self.v`` is a calling context with that value)."""
+        recv, at = bind[0]
+        if recv.kind != V.INSTANCE:
+            return
+        new = recv
+        for name, v in fields:
+            new = P.with_part(new, V.attr_key(name), self.instantiate(v, bind, rec, node))
+        key = dotted(at) if at is not None else None
+        if key is not None:
+            self.write_key(key, new)
 
     def export_at_call(self, node, rec, bind: dict, effect, index: int) -> None:
         """A call passes ``bind`` to ``rec``, which exports a part of a parameter (``effect``,

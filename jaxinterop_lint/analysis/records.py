@@ -85,6 +85,7 @@ class FunctionRecord:
     is_classmethod: bool = False   # its first parameter is the class (``@classmethod``)
     defaults: dict = field(default_factory=dict)   # parameter index -> placement default (bind_defaults)
     context_manager: bool = False   # a @contextlib.contextmanager generator: ``with f() as x`` gets its yield
+    self_writes: Optional[frozenset] = None   # attributes it stores on self (classes.self_writes_of)
 
 
 def param_nodes(node) -> list:

@@ -72,7 +72,7 @@ class StructureMixin:
         if init is not None and init.kind == V.FUNC and init.func is not None and init.func.local is not None:
             inst = Value(kind=V.INSTANCE, cls=cls)
             rec, bind = self.bind_args(init.func, [(inst, None)] + list(pos), kw)
-            self.call_local(node, rec, bind)
+            self.call_local(node, rec, bind, store=False)     # the fields make the instance
             summary = rec.owner.summary(rec)
             fields = {name: self.instantiate(v, bind, rec, node) for name, v in summary.fields}
             return P.instance(cls, fields)
@@ -250,6 +250,8 @@ class StructureMixin:
             if target is not None:
                 self.write_key(target, new)
                 self.store_on_class(target, new)
+            else:
+                self.store_entry(node.func.value, new)
                 if op == "append" and pos and isinstance(pos[0][1], cst.Name):
                     donation.note_held(self, target, pos[0][1].value)   # JXI008 of an element
             return result
@@ -264,6 +266,20 @@ class StructureMixin:
         if op == "keys":
             return P.iterable(V.SAFE_VALUE, "list")
         return recv  # copy
+
+    def store_entry(self, expr, new: Value) -> None:
+        """``h["a"].append(y)``: ``new`` (the changed entry) is the entry at the constant key
+        of the container a dotted name holds (``h``, ``self.hist``)."""
+        from .expr import constant_key
+
+        if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+            return
+        base = dotted(expr.value)
+        key = constant_key(expr.slice[0].slice.value)
+        if base is not None and key is not None:
+            container = self.read_key(base)
+            if container.structured:
+                self.write_key(base, P.with_part(container, key, new))
 
     def mutated(self, op: str, recv: Value, args: list, kw: dict, key) -> tuple:
         """``(new receiver, call result)`` of a mutating container method."""

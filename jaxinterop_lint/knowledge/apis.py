@@ -303,6 +303,7 @@ SCALAR_REDUCTIONS = frozenset({
 
 # getattr(module, "<constant>") is the attribute it names.
 GETATTR = "builtins.getattr"
+SETATTR = "builtins.setattr"    # setattr(obj, "name", value) with a constant name: obj.name = value
 
 # Calls whose result is a safe (host or single-device) value (section 6).
 SANITIZERS = frozenset({

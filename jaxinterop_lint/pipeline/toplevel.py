@@ -41,7 +41,7 @@ _FOR = re.compile(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", re.M)
 # ``n[k] = v``, ``n.attr = v``, ``n += v``, ``n.append(v)``...: a statement that changes what ``n`` holds
 _MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)[ \t]*"
                       r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
-                      r"\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
+                      r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 _TARGET = re.compile(r"[A-Za-z_]\w*")
 _DEFINES = ("def ", "class ", "async ", "@")
 
