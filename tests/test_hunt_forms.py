@@ -275,6 +275,41 @@ FLAGGED = {
             with TorchSink() as sink:
                 sink.add(jax.device_put(jnp.ones(8), S))
         """, 13),
+    # special methods run by library calls and f-strings, a class default overridden
+    "repr_runs_dunder": ("""\
+        class W:
+            def __init__(self, v):
+                self.v = v
+
+            def __repr__(self):
+                return str(np.from_dlpack(self.v))
+
+        w = W(jax.device_put(jnp.ones(8), S))
+        print(f"state: {w!r}")
+        """, 6),
+    "asarray_runs_array_dunder": ("""\
+        class W:
+            def __init__(self, v):
+                self.v = v
+
+            def __array__(self, dtype=None, copy=None):
+                return np.from_dlpack(self.v)
+
+        np.asarray(W(jax.device_put(jnp.ones(8), S)))
+        """, 6),
+    "class_default_overridden_by_subclass": ("""\
+        class Base:
+            w = None
+
+            def export(self):
+                return torch.from_dlpack(self.w)
+
+        class Sub(Base):
+            def __init__(self):
+                self.w = jax.device_put(jnp.ones(8), S)
+
+        Sub().export()
+        """, 5),
     "list_in_a_dict_appended": ("""\
         h = {"a": []}
         h["a"].append(jax.device_put(jnp.ones(8), S))
@@ -378,6 +413,8 @@ SAFE["setter_method_stores_a_host_value"] = FLAGGED["setter_method_stores_its_ar
     "s.set(jax.device_put(jnp.ones(8), S))", "s.set(jnp.ones(8))")
 SAFE["exit_exports_host_values"] = FLAGGED["exit_exports_what_the_block_added"][0].replace(
     "sink.add(jax.device_put(jnp.ones(8), S))", "sink.add(jnp.ones(8))")
+SAFE["repr_runs_dunder_on_one_device"] = FLAGGED["repr_runs_dunder"][0].replace(
+    "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
 # setattr with a constant name rebinds the attribute (the third hunt: ran)
 SAFE["setattr_rebinds_to_a_host_copy"] = """\
         class State:

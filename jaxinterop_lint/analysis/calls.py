@@ -155,11 +155,26 @@ class CallMixin(FactsMixin):
     def library_call(self, node, qn: str, pos: list, kw: dict) -> Value:
         """A call of the library function ``qn`` (a qualified name).  Under a mesh context
         (``jax.set_mesh``) the arrays JAX makes are on every device of the mesh."""
+        dunders = apis.DUNDER_CALLS.get(qn)
+        if dunders is not None:
+            for v, at in (pos if qn == "builtins.print" else pos[:1]):
+                self.dispatch_dunder(v, dunders, at if at is not None else node)
         result = self._library_call(node, qn, pos, kw)
         if qn.startswith(apis.MESH_CONTEXT_MODULES) and qn not in apis.MESH_CONTEXT_EXEMPT \
                 and not qn.startswith("jax.nn.initializers.") and "device" not in kw:
             result = self.under_mesh(node, result, f"{_short(qn)}()")
         return result
+
+    def dispatch_dunder(self, value: Value, names: tuple, node) -> None:
+        """Run the first special method of ``names`` that the class of ``value`` (an
+        instance of a project class) defines, as ``repr(w)`` or ``np.asarray(w)`` does
+        (:data:`~..knowledge.apis.DUNDER_CALLS`): its exports are seen with ``value``, the
+        argument at ``node``."""
+        if value.kind != V.INSTANCE or value.cls is None:
+            return
+        name = next((n for n in names if n in value.cls.methods), None)
+        if name is not None:
+            self.call_dunder(value, name, node)
 
     def _library_call(self, node, qn: str, pos: list, kw: dict) -> Value:
         first = pos[0] if pos else None

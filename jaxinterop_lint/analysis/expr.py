@@ -72,7 +72,10 @@ class ExprMixin:
     def e_fstring(self, node: cst.FormattedString) -> Value:
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
-                self.eval(part.expression)
+                v = self.eval(part.expression)
+                if v.kind == V.INSTANCE:    # ``{w}`` formats w, ``{w!r}`` is its repr
+                    qn = "builtins.repr" if part.conversion == "r" else "builtins.format"
+                    self.dispatch_dunder(v, apis.DUNDER_CALLS[qn], part.expression)
         return V.SAFE_VALUE
 
     def e_attribute(self, node: cst.Attribute) -> Value:

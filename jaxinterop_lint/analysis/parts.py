@@ -190,9 +190,14 @@ def _instance_attr(value: Value, key: str, stored: Optional[Value] = None) -> Va
         V.extend(value, key) if value.deps else None)
     if own is None:
         return stored if stored is not None else V.UNKNOWN_VALUE
+    if stored is not None and stored.kind == V.QNAME and stored.qname in _CONSTANTS:
+        stored = V.SAFE_VALUE   # a class default (``w = None``) that an instance overrides
     if stored is None or stored.kind in (V.UNKNOWN, V.ARRAY, V.SAFE):
         return V.join(stored, own)
     return stored
+
+
+_CONSTANTS = frozenset({"builtins.None", "builtins.True", "builtins.False"})
 
 
 def instance_attribute(value: Value, name: str, stored: Optional[Value]) -> Value:

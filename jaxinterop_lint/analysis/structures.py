@@ -250,10 +250,10 @@ class StructureMixin:
             if target is not None:
                 self.write_key(target, new)
                 self.store_on_class(target, new)
-            else:
-                self.store_entry(node.func.value, new)
                 if op == "append" and pos and isinstance(pos[0][1], cst.Name):
                     donation.note_held(self, target, pos[0][1].value)   # JXI008 of an element
+            else:
+                self.store_entry(node.func.value, new)
             return result
         if op in ("get", "pop"):
             found = P.read(recv, key) if key is not None else (

@@ -93,6 +93,19 @@ CALL_METHODS = {
     "keras.Layer": "call",
 }
 
+# Library calls that call a special method of their argument (the first one of these its class
+# defines): ``repr(w)`` runs ``w.__repr__()``, ``np.asarray(w)`` ``w.__array__()`` (Python's data
+# model; numpy/_core/src/multiarray/ctors.c for ``__array__``).  ``print`` does so for every
+# positional argument; an f-string's ``{w}`` as ``format`` and ``{w!r}`` as ``repr``.
+DUNDER_CALLS: dict[str, tuple[str, ...]] = {
+    "builtins.repr": ("__repr__",),
+    "builtins.str": ("__str__", "__repr__"),
+    "builtins.format": ("__format__", "__str__", "__repr__"),
+    "builtins.print": ("__str__", "__repr__"),
+    "numpy.asarray": ("__array__",),
+    "numpy.array": ("__array__",),
+}
+
 # Decorators making a generator function a context manager: ``with f() as x`` binds ``x`` to
 # what the generator yields (Lib/contextlib.py).
 CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
