@@ -310,6 +310,30 @@ FLAGGED = {
 
         Sub().export()
         """, 5),
+    "defaultdict_history_stacked": ("""\
+        import collections
+        history = collections.defaultdict(list)
+        for step in range(3):
+            metrics = {"loss": jax.device_put(jnp.ones(8), S)}
+            for name, value in metrics.items():
+                history[name].append(value)
+        summary = {name: jnp.stack(vals) for name, vals in history.items()}
+        logged = {name: torch.from_dlpack(v) for name, v in summary.items()}
+        """, 8),
+    "tree_leaves_of_a_parameter": ("""\
+        def save(p):
+            for leaf in jax.tree.leaves(p):
+                torch.from_dlpack(leaf)
+
+        save({"a": jax.device_put(jnp.ones(8), S)})
+        """, 3),
+    "tree_flatten_with_path_of_a_parameter": ("""\
+        def save(p):
+            for path, leaf in jax.tree_util.tree_flatten_with_path(p)[0]:
+                torch.from_dlpack(leaf)
+
+        save({"a": {"w": jax.device_put(jnp.ones(8), S)}})
+        """, 3),
     "list_in_a_dict_appended": ("""\
         h = {"a": []}
         h["a"].append(jax.device_put(jnp.ones(8), S))
@@ -414,6 +438,8 @@ SAFE["setter_method_stores_a_host_value"] = FLAGGED["setter_method_stores_its_ar
 SAFE["exit_exports_host_values"] = FLAGGED["exit_exports_what_the_block_added"][0].replace(
     "sink.add(jax.device_put(jnp.ones(8), S))", "sink.add(jnp.ones(8))")
 SAFE["repr_runs_dunder_on_one_device"] = FLAGGED["repr_runs_dunder"][0].replace(
+    "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
+SAFE["tree_leaves_of_host_parameters"] = FLAGGED["tree_leaves_of_a_parameter"][0].replace(
     "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
 # setattr with a constant name rebinds the attribute (the third hunt: ran)
 SAFE["setattr_rebinds_to_a_host_copy"] = """\

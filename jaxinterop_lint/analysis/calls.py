@@ -25,6 +25,24 @@ def _true(arg: Optional[Arg]) -> bool:
     return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value == "True"
 
 
+def _leaves(value: Value, depth: int = 0) -> Value:
+    """One leaf of the pytree ``value`` (the join of them all): the leaves of its parts and
+    elements; of a parameter, an entry or element at any key (``jax.tree.leaves(params)``:
+    a caller's dict of arrays gives one of its arrays)."""
+    if value.structured and depth < 4 and value.kind != V.INSTANCE:
+        out = None
+        for e in value.elements or ():
+            out = V.join(out, _leaves(e, depth + 1))
+        for _, p in value.parts or ():
+            out = V.join(out, _leaves(p, depth + 1))
+        if value.rest is not None:
+            out = V.join(out, _leaves(value.rest, depth + 1))
+        return out if out is not None else V.SAFE_VALUE
+    if value.ref is not None and not value.structured:
+        return V.join(value, P.any_item(value))
+    return value
+
+
 def _none_or_false(arg: Optional[Arg]) -> bool:
     return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value in ("False", "None")
 
@@ -237,6 +255,13 @@ class CallMixin(FactsMixin):
             for key in apis.PLACEMENT_KEYWORDS:
                 if key in kw:
                     return self.placed(node, qn, kw[key], None, args=pos)
+        shape = apis.TREE_LEAVES.get(qn)
+        if shape is not None and first is not None:
+            leaf = _leaves(first[0])
+            if shape.endswith("with_path"):
+                leaf = P.sequence((V.SAFE_VALUE, leaf), "tuple")
+            listed = P.iterable(leaf, "list")
+            return P.sequence((listed, V.SAFE_VALUE), "tuple") if shape.startswith("flatten") else listed
         if qn.startswith(apis.PROPAGATING_MODULES) or qn in apis.PROPAGATING_FUNCTIONS \
                 or qn in _PROPAGATING_BUILTINS:
             return self.computed([v for v, _ in pos] + [v for v, _ in kw.values()])

@@ -183,6 +183,8 @@ class StructureMixin:
         """The iteration builtin ``op`` (see :data:`~jaxinterop_lint.knowledge.structures.ITERATION_CALLS`)."""
         args = [v for v, _ in pos]
         first = args[0] if args else None
+        if op == "defaultdict":     # defaultdict(list[, mapping], **kw): the factory is no entry
+            op, args, first = "dict", args[1:], args[1] if len(args) > 1 else None
         if op == "dict":
             out = P.build(parts=(), container="dict")
             if first is not None:
@@ -269,17 +271,18 @@ class StructureMixin:
 
     def store_entry(self, expr, new: Value) -> None:
         """``h["a"].append(y)``: ``new`` (the changed entry) is the entry at the constant key
-        of the container a dotted name holds (``h``, ``self.hist``)."""
+        of the container a dotted name holds (``h``, ``self.hist``), or one of its entries
+        (``h[name].append(y)``)."""
         from .expr import constant_key
 
         if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
             return
         base = dotted(expr.value)
         key = constant_key(expr.slice[0].slice.value)
-        if base is not None and key is not None:
+        if base is not None:
             container = self.read_key(base)
-            if container.structured:
-                self.write_key(base, P.with_part(container, key, new))
+            if container.structured:    # ``h[name].append(v)``: some entry
+                self.write_key(base, P.with_part(container, key, new) if key is not None else P.with_rest(container, new))
 
     def mutated(self, op: str, recv: Value, args: list, kw: dict, key) -> tuple:
         """``(new receiver, call result)`` of a mutating container method."""

@@ -106,6 +106,16 @@ DUNDER_CALLS: dict[str, tuple[str, ...]] = {
     "numpy.array": ("__array__",),
 }
 
+# Calls listing the leaves of a pytree (jax 0.10.2, jax/_src/tree_util.py): what they return,
+# by the shape of their result: "leaves" a list of the leaves; "flatten" (leaves, treedef);
+# "with_path" a list of (key path, leaf); "flatten_with_path" (that list, treedef).
+TREE_LEAVES: dict[str, str] = {
+    "jax.tree.leaves": "leaves", "jax.tree_util.tree_leaves": "leaves",
+    "jax.tree.flatten": "flatten", "jax.tree_util.tree_flatten": "flatten",
+    "jax.tree.leaves_with_path": "with_path", "jax.tree_util.tree_leaves_with_path": "with_path",
+    "jax.tree.flatten_with_path": "flatten_with_path", "jax.tree_util.tree_flatten_with_path": "flatten_with_path",
+}
+
 # Decorators making a generator function a context manager: ``with f() as x`` binds ``x`` to
 # what the generator yields (Lib/contextlib.py).
 CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})

@@ -12,7 +12,8 @@ Operations (the values of :data:`CONTAINER_METHODS`, :data:`ITERATION_CALLS`):
 ``get``, ``pop`` read one entry; ``values``, ``items``, ``keys`` iterate a dict; ``copy`` and
 ``identity`` keep the structure; ``list``, ``tuple``, ``set``, ``iter``, ``sorted``,
 ``reversed``, ``enumerate``, ``zip``, ``next``, ``dict``, ``filter``, ``chain`` are the
-iteration builtins of the same names.
+iteration builtins of the same names; ``defaultdict`` an empty dict (its factory's entries
+come from later stores).
 """
 from __future__ import annotations
 
@@ -172,6 +173,8 @@ ITERATION_CALLS: dict[str, str] = {
     "builtins.dict": "dict",
     "builtins.filter": "filter",
     "itertools.chain": "chain",
+    "collections.defaultdict": "defaultdict",
+    "collections.OrderedDict": "dict",
     "itertools.islice": "iter",
     "itertools.cycle": "iter",
 }
