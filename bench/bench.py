@@ -304,6 +304,11 @@ def main(argv=None) -> int:
     ap.add_argument("--readme", action="store_true", help="write the tables into README.md's Speed section")
     opts = ap.parse_args(argv)
     names = [n.strip() for n in opts.corpora.split(",") if n.strip()]
+    missing = [tool for tool in ("ruff", "flake8") if not (BIN / tool).exists()]
+    if missing:
+        print(f"bench: {', '.join(missing)} not installed beside {sys.executable} "
+              f"(pip install -e '.[test,bench]')", file=sys.stderr)
+        return 2
     roots = corpus_check.ensure_corpus(names, opts.dir.resolve(), PINS)
     work = opts.dir.resolve() / "bench16"
     by: dict = {}

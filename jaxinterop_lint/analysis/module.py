@@ -251,6 +251,8 @@ class ModuleAnalysis:
         if known is not None:
             return known
         out = UNKNOWN_VALUE
+        if name in self.globals:    # bound here (later than the code reading it): not the star's
+            return out
         for base in reversed(self.star_modules):
             qn = f"{base}.{name}"
             if self.project is not None:

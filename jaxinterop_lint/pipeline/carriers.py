@@ -216,8 +216,9 @@ class Carriers:
                 else:
                     succ.extend(self.bound_to(path, n, bound))
             return False, succ
-        # a name it imports, or one its star imports may bind (looked up there by name)
-        return False, [(t, name if k == "*" else k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
+        # a name it imports, or one its star imports may bind (each star module taken whole:
+        # following the name into each made keras' plan 25 -> 102 parses)
+        return False, [(t, k) for t, k in bound.get(name, bound.get("*", ())) if t != path]
 
     @staticmethod
     def bound_to(path: str, n: str, bound: dict) -> list:
