@@ -403,18 +403,30 @@ SAFE = {
 }
 
 
-SAFE["class_attribute_set_in_classmethod_one_device"] = FLAGGED["class_attribute_set_in_classmethod"][0].replace(
-    "jax.device_put(jnp.ones(8), S)", "jax.device_put(jnp.ones(8), jax.devices()[0])")
-SAFE["nn_module_called_one_device"] = FLAGGED["nn_module_called"][0].replace(
-    "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
-SAFE["contextmanager_yield_one_device"] = FLAGGED["contextmanager_yield"][0].replace(
-    "jax.device_put(jnp.zeros(16), S)", "jnp.zeros(16)")
-SAFE["enumerate_over_iterator_class_one_device"] = (LOADER + """\
-        for i, batch in enumerate(Loader(np.ones(8))):
-            torch.from_dlpack(batch)
-        """).replace("jax.device_put(self.data, S)", "jnp.asarray(self.data)")
-SAFE["attribute_appended_in_a_method_one_device"] = FLAGGED["attribute_appended_in_a_method"][0].replace(
-    "jax.device_put(jnp.zeros(8), S)", "jnp.zeros(8)")
+# Flagged programs made safe by one change (the value placed on one device, or on none):
+# safe name -> (flagged name, the text replaced, its replacement).
+ONE_DEVICE = {
+    "class_attribute_set_in_classmethod_one_device": (
+        "class_attribute_set_in_classmethod", "jax.device_put(jnp.ones(8), S)",
+        "jax.device_put(jnp.ones(8), jax.devices()[0])"),
+    "nn_module_called_one_device": ("nn_module_called", "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)"),
+    "contextmanager_yield_one_device": ("contextmanager_yield", "jax.device_put(jnp.zeros(16), S)", "jnp.zeros(16)"),
+    "enumerate_over_iterator_class_one_device": (
+        "enumerate_over_iterator_class", "jax.device_put(self.data, S)", "jnp.asarray(self.data)"),
+    "attribute_appended_in_a_method_one_device": (
+        "attribute_appended_in_a_method", "jax.device_put(jnp.zeros(8), S)", "jnp.zeros(8)"),
+    "setter_method_stores_a_host_value": (
+        "setter_method_stores_its_argument", "s.set(jax.device_put(jnp.ones(8), S))", "s.set(jnp.ones(8))"),
+    "exit_exports_host_values": (
+        "exit_exports_what_the_block_added", "sink.add(jax.device_put(jnp.ones(8), S))", "sink.add(jnp.ones(8))"),
+    "repr_runs_dunder_on_one_device": ("repr_runs_dunder", "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)"),
+    "tree_leaves_of_host_parameters": ("tree_leaves_of_a_parameter", "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)"),
+    "property_on_one_device": (
+        "property_of_parameter", "jax.device_put(jnp.zeros(8), S)", "jax.device_put(jnp.zeros(8), jax.devices()[0])"),
+}
+for _safe, (_flagged, _old, _new) in ONE_DEVICE.items():
+    assert _old in FLAGGED[_flagged][0], _safe
+    SAFE[_safe] = FLAGGED[_flagged][0].replace(_old, _new)
 # a device set kept in a name and measured later (stop 34's second helper hunt: ran)
 SAFE["devices_held_in_a_name"] = """\
         x = jax.device_put(jnp.ones(8), S)
@@ -433,14 +445,6 @@ SAFE["array_from_callback_on_one_device"] = """\
                                                      arrays=[jnp.ones(8)])
         torch.from_dlpack(a), torch.from_dlpack(b)
         """
-SAFE["setter_method_stores_a_host_value"] = FLAGGED["setter_method_stores_its_argument"][0].replace(
-    "s.set(jax.device_put(jnp.ones(8), S))", "s.set(jnp.ones(8))")
-SAFE["exit_exports_host_values"] = FLAGGED["exit_exports_what_the_block_added"][0].replace(
-    "sink.add(jax.device_put(jnp.ones(8), S))", "sink.add(jnp.ones(8))")
-SAFE["repr_runs_dunder_on_one_device"] = FLAGGED["repr_runs_dunder"][0].replace(
-    "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
-SAFE["tree_leaves_of_host_parameters"] = FLAGGED["tree_leaves_of_a_parameter"][0].replace(
-    "jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
 # setattr with a constant name rebinds the attribute (the third hunt: ran)
 SAFE["setattr_rebinds_to_a_host_copy"] = """\
         class State:
@@ -451,9 +455,6 @@ SAFE["setattr_rebinds_to_a_host_copy"] = """\
         setattr(s, "w", jax.device_get(s.w))
         torch.from_dlpack(s.w)
         """
-# the flagged property program with the array on one device
-SAFE["property_on_one_device"] = FLAGGED["property_of_parameter"][0].replace(
-    "jax.device_put(jnp.zeros(8), S)", "jax.device_put(jnp.zeros(8), jax.devices()[0])")
 
 
 @pytest.mark.parametrize("name", sorted(SAFE))

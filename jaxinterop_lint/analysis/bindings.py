@@ -18,6 +18,14 @@ SINGLE = conditions.ALL
 _DEFAULT_KINDS = frozenset({V.SHARDING, V.MESH, V.DEVICE_LIST, V.ARRAY})
 
 
+def _held_by_class(owner: Value, attr: str, v: Value) -> None:
+    """``v`` stored in attribute ``attr`` of ``owner`` (an instance or a class of this
+    project): joined into what the class's instances may hold there."""
+    if owner.kind in (V.INSTANCE, V.CLASS) and owner.cls is not None:
+        attrs = owner.cls.attrs
+        attrs[attr] = V.join(attrs.get(attr), P.detach(v))
+
+
 class BindingMixin:
     """Bind targets and keys in the walker's environment."""
 
@@ -56,11 +64,9 @@ class BindingMixin:
         elif isinstance(target, cst.Attribute):
             key = dotted(target)
             owner = self.lookup(target.value.value) if isinstance(target.value, cst.Name) else self.eval(target.value)
-            if owner.kind in (V.INSTANCE, V.CLASS) and owner.cls is not None:
-                # ``self.x = v``, or ``cls.x = v`` in a classmethod (``setUpClass``): every
-                # instance reads it (:meth:`~.module.ModuleAnalysis.class_attribute`)
-                attrs = owner.cls.attrs
-                attrs[target.attr.value] = V.join(attrs.get(target.attr.value), P.detach(v))
+            # ``self.x = v``, or ``cls.x = v`` in a classmethod (``setUpClass``): every
+            # instance reads it (:meth:`~.module.ModuleAnalysis.class_attribute`)
+            _held_by_class(owner, target.attr.value, v)
             if key is not None:
                 self.write_key(key, v)
         elif isinstance(target, cst.Subscript):
@@ -87,12 +93,8 @@ class BindingMixin:
         the class itself, ``cls.x`` in a classmethod) hold in that attribute, as for
         ``self.params = new`` (:meth:`~.module.ModuleAnalysis.class_attribute`)."""
         head, _, attr = key.partition(".")
-        if not attr or "." in attr:
-            return
-        owner = self.lookup(head)
-        if owner.kind in (V.INSTANCE, V.CLASS) and owner.cls is not None:
-            attrs = owner.cls.attrs
-            attrs[attr] = V.join(attrs.get(attr), P.detach(new))
+        if attr and "." not in attr:
+            _held_by_class(self.lookup(head), attr, new)
 
     def read_key(self, key: str) -> Value:
         """The value of a dotted key (``x``, ``self.params``) without recording anything."""

@@ -25,22 +25,11 @@ def _true(arg: Optional[Arg]) -> bool:
     return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value == "True"
 
 
-def _leaves(value: Value, depth: int = 0) -> Value:
-    """One leaf of the pytree ``value`` (the join of them all): the leaves of its parts and
-    elements; of a parameter, an entry or element at any key (``jax.tree.leaves(params)``:
-    a caller's dict of arrays gives one of its arrays)."""
-    if value.structured and depth < 4 and value.kind != V.INSTANCE:
-        out = None
-        for e in value.elements or ():
-            out = V.join(out, _leaves(e, depth + 1))
-        for _, p in value.parts or ():
-            out = V.join(out, _leaves(p, depth + 1))
-        if value.rest is not None:
-            out = V.join(out, _leaves(value.rest, depth + 1))
-        return out if out is not None else V.SAFE_VALUE
-    if value.ref is not None and not value.structured:
-        return V.join(value, P.any_item(value))
-    return value
+def _placement_arg(pos: list, kw: dict, spec: tuple) -> Optional[Arg]:
+    """The argument a ``(positional index, keyword names)`` spec of the tables names
+    (:data:`~..knowledge.apis.PLACEMENT_CALLS`), or None."""
+    index, names = spec
+    return pos[index] if len(pos) > index else next((kw[k] for k in names if k in kw), None)
 
 
 def _none_or_false(arg: Optional[Arg]) -> bool:
@@ -235,17 +224,15 @@ class CallMixin(FactsMixin):
             return Value(kind=V.FUNC, func=FuncInfo(partial_of=qn, kwargs=tuple(kw.items())))
         placement = apis.PLACEMENT_CALLS.get(qn)
         if placement is not None:
-            index, names = placement
-            where = pos[index] if len(pos) > index else next((kw[k] for k in names if k in kw), None)
+            where = _placement_arg(pos, kw, placement)
             if where is None:
-                where = self.splat_entry(node, names)
+                where = self.splat_entry(node, placement[1])
             return self.placed(node, qn, where, first)
         if qn in self.ma.kb.direct_sources:
             given = apis.DIRECT_SOURCE_PLACEMENTS.get(qn)
-            if given is not None:       # one device given: a one-device array
-                where = pos[given[0]] if len(pos) > given[0] else next((kw[k] for k in given[1] if k in kw), None)
-                if where is not None and where[0].kind == V.DEVICE:
-                    return V.SAFE_VALUE
+            where = _placement_arg(pos, kw, given) if given is not None else None
+            if where is not None and where[0].kind == V.DEVICE:     # one device given
+                return V.SAFE_VALUE
             return V.multi(Origin(self.ma.kb.direct_sources[qn], node, self.ma, self.function))
         if qn in apis.SHARDING_CONSTRUCTORS:
             return Value(kind=V.SHARDING, desc=qn.rsplit(".", 1)[-1])
@@ -257,7 +244,7 @@ class CallMixin(FactsMixin):
                     return self.placed(node, qn, kw[key], None, args=pos)
         shape = apis.TREE_LEAVES.get(qn)
         if shape is not None and first is not None:
-            leaf = _leaves(first[0])
+            leaf = P.leaf_join(first[0])
             if shape.endswith("with_path"):
                 leaf = P.sequence((V.SAFE_VALUE, leaf), "tuple")
             listed = P.iterable(leaf, "list")

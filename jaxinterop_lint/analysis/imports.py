@@ -25,6 +25,13 @@ def dotted(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def from_module(node: cst.ImportFrom, package: str = "") -> Optional[str]:
+    """The module a ``from ... import`` statement takes names from, relative imports resolved
+    against ``package``; None when it cannot be resolved."""
+    mod = get_full_name_for_node(node.module) if node.module is not None else None
+    return resolve_relative(mod, len(node.relative), package)
+
+
 def import_bindings(node: cst.CSTNode, package: str = "") -> Iterator[tuple[str, str, bool, cst.CSTNode]]:
     """Yield ``(bound name, qualified name, is_from_import, alias node)`` for an import.
 
@@ -43,8 +50,7 @@ def import_bindings(node: cst.CSTNode, package: str = "") -> Iterator[tuple[str,
     elif isinstance(node, cst.ImportFrom):
         if isinstance(node.names, cst.ImportStar):
             return
-        mod = get_full_name_for_node(node.module) if node.module is not None else None
-        base = resolve_relative(mod, len(node.relative), package)
+        base = from_module(node, package)
         if base is None:
             return
         for alias in node.names:

@@ -231,12 +231,9 @@ class ModuleAnalysis:
     def star_import(self, node) -> None:
         """Note the module of ``from m import *`` (``node``), resolved against this
         module's package (:meth:`star_value` reads its names)."""
-        from libcst.helpers import get_full_name_for_node
+        from .imports import from_module
 
-        from ..relative import resolve_relative
-
-        mod = get_full_name_for_node(node.module) if node.module is not None else None
-        base = resolve_relative(mod, len(node.relative), self.package)
+        base = from_module(node, self.package)
         if base and base not in self.star_modules:
             self.star_modules.append(base)
 

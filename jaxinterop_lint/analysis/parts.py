@@ -329,6 +329,20 @@ def map_leaves(value: Value, fn: Callable[[Value], Value], depth: int = 0) -> Va
     return out
 
 
+def leaf_join(value: Value, depth: int = 0) -> Value:
+    """One leaf of the pytree ``value`` (the join of them all); of a parameter, an entry or
+    element at any key as well (``jax.tree.leaves(params)``: a caller's dict of arrays gives
+    one of its arrays)."""
+    if value.structured and depth < 4 and value.kind != V.INSTANCE:
+        out = None
+        for child in _children(value.elements, value.parts, value.rest):
+            out = V.join(out, leaf_join(child, depth + 1))
+        return out if out is not None else V.SAFE_VALUE
+    if value.ref is not None and not value.structured:
+        return V.join(value, any_item(value))
+    return value
+
+
 def detach(value: Value) -> Value:
     """``value`` without what ties it to the parameters of the function it was computed in
     (a value stored on ``self`` seen from another method)."""
