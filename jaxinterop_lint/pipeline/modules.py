@@ -155,6 +155,7 @@ class ModuleIndex:
         self._names: dict = {}
         self._folders: set = set()      # folders whose files were added (one climb each)
         self._listed: dict = {}         # folder -> (files, folders) in it (_listing)
+        self._absent: dict = {}         # module name -> absent_candidates (as _paths)
 
     def add_file(self, path: str) -> None:
         """Make the packages around ``path`` importable by their Python names."""
@@ -171,6 +172,7 @@ class ModuleIndex:
             self._tops = None
             self._paths.clear()
             self._names.clear()
+            self._absent.clear()
 
     @property
     def top_names(self) -> frozenset:
@@ -272,13 +274,16 @@ class ModuleIndex:
         """Files that would make the missing module ``name`` importable (for the cache: a
         result that used the absence of ``name`` is stale once one of them exists); empty
         for library names and for modules that exist."""
+        known = self._absent.get(name)
+        if known is not None:
+            return known
         top = name.split(".")[0]
-        if not top or top in library_roots() or self.find_module(name) is not None:
-            return []
-        rel = name.replace(".", os.sep)
         out = []
-        for r in self.roots:
-            out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]
-            if "." not in name:
-                out.append(os.path.join(r, rel))     # a namespace package folder
+        if top and top not in library_roots() and self.find_module(name) is None:
+            rel = name.replace(".", os.sep)
+            for r in self.roots:
+                out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]
+                if "." not in name:
+                    out.append(os.path.join(r, rel))     # a namespace package folder
+        self._absent[name] = out = tuple(out)   # (kept as long as the names found: _paths)
         return out

@@ -45,8 +45,13 @@ def loads(text: bytes):
     return _DECODE(text.decode())
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))   # made once: a store writes thousands of values
+
+
 def dumps(value, default=None) -> bytes:
     """``value`` as compact ASCII JSON bytes (no tab, no newline: see the module docstring)."""
+    if default is None:
+        return _COMPACT.encode(value).encode()
     return json.dumps(value, separators=(",", ":"), default=default).encode()
 
 
