@@ -71,6 +71,47 @@ def _units_of(text: str) -> list:
             if extra:
                 names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
         out.append((names, lines))
+    # a def or class writing a module name (``global X``, ``X.append(v)`` of a name another
+    # unit defines) binds it too, and so does every unit calling such a writer (fixpoint)
+    containers = set()
+    for names, lines in out:
+        body = "".join(lines)
+        if names and not re.match(r"def |class |async |@", body):
+            containers |= {n for n in re.findall(
+                r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\[{]|(?:collections[ \t]*\.[ \t]*)?"
+                r"(?:list|dict|set|defaultdict|OrderedDict|deque)[ \t]*\()", body, re.M) if n in names}
+    writes = {}
+    for names, lines in out:
+        body = "".join(lines)
+        if re.match(r"def |class |async |@", body) and names:
+            w = {t for m in re.findall(r"^[ \t]+global[ \t]+([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)", body, re.M)
+                 for t in re.findall(r"[A-Za-z_]\w*", m)}
+            for n in containers:
+                if re.search(r"(?<![\w.])%s[ \t]*(?:\[[^\n=]*\][ \t]*=(?!=)|\.[ \t]*(?:append|extend|insert|update|"
+                             r"setdefault|add|appendleft)[ \t]*\()" % re.escape(n), body):
+                    w.add(n)
+            w -= set(names)
+            if w:
+                writes[names[0]] = w
+    extra = [set(writes.get(names[0], ())) if names and re.match(r"def |class |async |@", "".join(lines)) else set()
+             for names, lines in out]
+    grew = bool(writes)
+    while grew:
+        grew = False
+        for i, (names, lines) in enumerate(out):
+            body = "".join(lines)
+            more = set()
+            for n in set(re.findall(r"[A-Za-z_]\w*", body)) & set(writes):
+                if n not in names[:1]:
+                    more |= writes[n]
+            more -= set(names) | extra[i]
+            if more:
+                extra[i] |= more
+                if names and re.match(r"def |class |async |@", body):
+                    writes.setdefault(names[0], set()).update(more)
+                grew = True
+    out = [(tuple(dict.fromkeys(tuple(names) + tuple(sorted(e)))) if e else names, lines)
+           for (names, lines), e in zip(out, extra)]
     return out
 
 

@@ -54,6 +54,8 @@ class BindingMixin:
             if v.multi is not None:
                 v = V.evolve(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
             self.env[name] = v
+            if name in self.declared_globals:
+                self.note_global(name, False)
         elif isinstance(target, (cst.Tuple, cst.List)):
             els = target.elements
             star = next((i for i, e in enumerate(els) if isinstance(e, cst.StarredElement)), None)
@@ -69,6 +71,7 @@ class BindingMixin:
             _held_by_class(owner, target.attr.value, v)
             if key is not None:
                 self.write_key(key, v)
+                self.note_global(key, True)
         elif isinstance(target, cst.Subscript):
             self.eval_children(target)
             key = dotted(target.value)
@@ -86,6 +89,7 @@ class BindingMixin:
             new = P.with_part(current, index, v) if index is not None else P.with_rest(current, v)
             self.write_key(key, new)
             self.store_on_class(key, new)
+            self.note_global(key, True)
 
     def store_on_class(self, key: str, new: Value) -> None:
         """``self.params[k] = v`` or ``self.cache.append(v)`` (``key`` ``"self.params"``,

@@ -46,13 +46,37 @@ class CallMixin(FactsMixin):
         if named is not None:
             return self.call_named_attribute(node, func, *named)
         if isinstance(func, cst.Attribute):
-            f, recv = self.callee_of(func, self.eval(func.value))
+            f = self.super_method(func)
+            if f is None:
+                f, recv = self.callee_of(func, self.eval(func.value))
         if f is None and recv is None:
             f = self.eval(func)
         pos, kw = self.arguments(node)
         if recv is not None:
             return self.method_call(node, recv, func.attr.value, pos, kw)
         return self.apply(node, f, pos, kw)
+
+    def super_method(self, func: cst.Attribute) -> Optional[Value]:
+        """``super().name`` (or ``super(C, self).name``) in a method of a class of this
+        project: the first base (in the order of the ``class`` statement, each with what it
+        inherits) that defines ``name``, bound to the method's own receiver, so that
+        ``super().__init__(w)`` leaves ``self.w`` as the base's ``__init__`` does.  None
+        elsewhere (a library base: the call is evaluated as before)."""
+        call = func.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super"):
+            return None
+        rec = self.rec
+        cls = getattr(rec, "cls", None)
+        if cls is None or not rec.params or "super" in (self.env or {}) or "super" in (self.closure or {}):
+            return None     # (a name ``super`` of the program's own is not the builtin)
+        attr = func.attr.value
+        for base in cls.bases:
+            method = base.methods.get(attr)
+            if method is not None and method.kind == V.FUNC and method.func is not None:
+                me = rec.params[0]
+                receiver = (self.lookup(me), cst.Name(me))   # writes go to the receiver's name
+                return V.evolve(method, func=replace(method.func, bound=(receiver,)))
+        return None
 
     def arguments(self, node: cst.Call):
         """Evaluate the arguments of a call: ``(positional, keyword)`` lists of Args."""

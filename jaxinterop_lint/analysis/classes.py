@@ -43,6 +43,7 @@ class ClassMixin:
                     cls.methods.setdefault(name, m)
                 for name, v in base.cls.statics.items():
                     cls.statics.setdefault(name, v)
+        cls.bases = tuple(b.cls for b in bases if b.kind == V.CLASS and b.cls is not None)
         cls.record, inherited = class_record_rule(bases, decorators)
         if cls.record is not None:
             own = tuple(n for n in _annotated_fields(body) if n not in inherited)

@@ -22,6 +22,7 @@ from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
 from .imports import import_bindings
 from .deferred import DeferredMixin
 from .invoke import InvokeMixin
+from .module_state import ModuleStateMixin
 from .records import function_record
 from .structures import StructureMixin
 from .values import Value
@@ -37,7 +38,8 @@ _TRANSPARENT_DECORATORS = _PROPERTIES | {"builtins.classmethod", "functools.wrap
 from .env import env_key, join_env  # noqa: E402,F401  (re-exported)
 
 
-class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin, DeferredMixin):
+class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin, DeferredMixin,
+             ModuleStateMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
     names up in ``closure`` when they are not local; events go to the function record.
 
@@ -64,6 +66,9 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self._tested = None       # (test node, its value) of the test being refined
         self.context_events = []  # the calling contexts this walk added (for the summary)
         self.splats = {}          # id(call) -> its ``**`` argument of unknown keys (CallMixin.splat)
+        self.declared_globals = set()   # ``global X`` names of this function (module_state.py)
+        self.global_writes = {}   # module name -> the value this function leaves in it
+        self._local_names = None
         versions.enter_function(self, rec)
 
     # -- utilities -----------------------------------------------------------------------
@@ -420,4 +425,5 @@ _SMALL = {
     cst.Assert: Walker.s_assert,
     cst.Import: Walker.s_import,
     cst.ImportFrom: Walker.s_import,
+    cst.Global: Walker.s_global,
 }

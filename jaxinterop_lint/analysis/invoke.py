@@ -229,6 +229,8 @@ class InvokeMixin:
                 self.donate(bind[p][1], node)
         if summary.fields and getattr(rec, "cls", None) is not None and 0 in bind and store:
             self.store_fields(node, rec, bind, summary.fields)
+        if summary.globals_:
+            self.apply_globals(node, rec, bind, summary.globals_)
         return result
 
     def store_fields(self, node, rec, bind: dict, fields: tuple) -> None:

@@ -20,7 +20,8 @@ class Summary:
     ``donates`` parameters donated to a jitted call; ``yields`` the joined value the function
     yields when it is a generator (None otherwise: iterating a call's result gives it);
     ``fields`` for an ``__init__``, the values it leaves in ``self.<name>`` as
-    ``((name, value), ...)`` in terms of its parameters.
+    ``((name, value), ...)`` in terms of its parameters; ``globals_`` the same for the
+    names of its module it writes (:mod:`.module_state`).
     """
 
     ret: Optional[Value] = None
@@ -28,11 +29,13 @@ class Summary:
     donates: frozenset = frozenset()
     yields: Optional[Value] = None
     fields: tuple = ()
+    globals_: tuple = ()
 
     def key(self):
         """Comparable form for the recursion fixpoint."""
         return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node), e.placed) for e in self.exports)),
-                self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields))
+                self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields),
+                tuple((n, fixpoint_key(v)) for n, v in self.globals_))
 
 
 @dataclass(eq=False)
@@ -53,6 +56,7 @@ class ClassRecord:
     record: Any = None
     fields: tuple = ()
     call_method: Optional[str] = None   # the method a call of an instance runs (apis.CALL_METHODS)
+    bases: tuple = ()   # the ClassRecords of its bases of this project, in order (``super()``)
 
 
 @dataclass(eq=False)

@@ -252,6 +252,7 @@ class StructureMixin:
             if target is not None:
                 self.write_key(target, new)
                 self.store_on_class(target, new)
+                self.note_global(target, True)
                 if op == "append" and pos and isinstance(pos[0][1], cst.Name):
                     donation.note_held(self, target, pos[0][1].value)   # JXI008 of an element
             else:
@@ -283,6 +284,7 @@ class StructureMixin:
             container = self.read_key(base)
             if container.structured:    # ``h[name].append(v)``: some entry
                 self.write_key(base, P.with_part(container, key, new) if key is not None else P.with_rest(container, new))
+                self.note_global(base, True)
 
     def mutated(self, op: str, recv: Value, args: list, kw: dict, key) -> tuple:
         """``(new receiver, call result)`` of a mutating container method."""

@@ -116,6 +116,8 @@ class Masker:
             imports = [u.is_import for u in units]
             self.defines = [u.defines for u in units]
             self.is_def = [u.is_def for u in units]
+            if "global" in text or "." in text:
+                self._module_writes()
             self.nodes = _Classes(units)
             aliases = sink_aliases(nodes, sink_names)
         else:
@@ -148,6 +150,17 @@ class Masker:
         for i, names in enumerate(self.defines):
             for n in names:
                 self.by_name.setdefault(n, []).append(i)
+
+    def _module_writes(self) -> None:
+        """A def writing a module name (``global X``, ``BUF.append(v)``) defines it too, and
+        so does a statement calling such a def (:func:`~.statements.module_writes`): kept
+        code reading ``BUF`` keeps what fills it."""
+        from .statements import module_writes
+
+        bodies = [(tuple(d), "".join(self.lines[a:b + 1])) for d, (a, b) in zip(self.defines, self.stmts)]
+        for i, more in enumerate(module_writes(bodies, self.is_def)):
+            if more:
+                self.defines[i] = set(self.defines[i]) | more
 
     def _names_re(self, names: frozenset, bounded: bool = True):
         """A regex finding any of ``names`` in a text (None for no names), memoised."""

@@ -334,3 +334,58 @@ def lazy_statements(lines: list) -> Optional[tuple]:
                               head.startswith(("import ", "from ")) and m is None))
     importing = [node for u in units if u.name is None and "import" in u.chunk for node in u.nodes]
     return units, importing
+
+
+# -- module state written by defs (the plan's units and the masking) ---------------------------
+_WORD = re.compile(r"[A-Za-z_]\w*")   # as the plan's units read names (toplevel.IDENT)
+# ``X = []``, ``X: dict = {}``, ``X = collections.defaultdict(list)``: a module's container
+_CONTAINER = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\[{]|(?:collections[ \t]*\.[ \t]*)?"
+                        r"(?:list|dict|set|defaultdict|OrderedDict|deque)[ \t]*\()", re.M)
+# the methods that change a container in place (analysis/structures.py: knowledge/structures.py MUTATING)
+_CHANGES = ("append", "extend", "insert", "update", "setdefault", "add", "appendleft")
+# ``global X, Y`` inside a def
+_GLOBAL = re.compile(r"^[ \t]+global[ \t]+([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)", re.M)
+
+
+def module_writes(units: list, is_def=None) -> list:
+    """For ``units`` (``[(names, text)]``), the module names each one writes besides its
+    own: a def or class (``is_def[i]``; by default a text starting a def, a class or a
+    decorator) writing ``global X`` or changing another unit's name (``BUF.append(v)``,
+    ``CACHE[k] = v``), and every unit that calls such a writer (to a fixpoint): what the
+    writer leaves there is part of those names' values (``collect(sharded)`` then
+    ``flush()`` exporting ``BUF``: analysis/module_state.py).  One set per unit, mostly
+    empty (no text is scanned twice when no def writes)."""
+    extra: list = [set() for _ in units]
+    defs = [bool(names) and (is_def[i] if is_def is not None else body.startswith(("def ", "class ", "async ", "@")))
+            for i, (names, body) in enumerate(units)]
+    # the module's containers: names a statement binds to a list, dict or set display or call
+    containers = {n for (names, body), d in zip(units, defs) if not d and names
+                  for n in _CONTAINER.findall(body) if n in names}
+    changes = re.compile(r"(?<![\w.])(%s)[ \t]*(?:\[[^\n=]*\][ \t]*=(?!=)|\.[ \t]*(?:%s)[ \t]*\()" % (
+        "|".join(sorted(map(re.escape, containers))), "|".join(_CHANGES))) if containers else None
+    writes: dict = {}
+    for i, (names, body) in enumerate(units):
+        if defs[i]:
+            w = {t for m in _GLOBAL.findall(body) for t in _WORD.findall(m)} if "global" in body else set()
+            if changes is not None:
+                w.update(changes.findall(body))
+            w.difference_update(names)
+            if w:
+                writes[names[0]] = w
+                extra[i] |= w
+    if not writes:
+        return extra
+    idents = [set(_WORD.findall(body)) for _, body in units]
+    grew = True
+    while grew:
+        grew = False
+        for i, (names, body) in enumerate(units):
+            used = idents[i] & set(writes)
+            more = set().union(*(writes[n] for n in used if n not in names[:1])) - set(names) - extra[i] \
+                if used else set()
+            if more:
+                extra[i] |= more
+                if defs[i]:
+                    writes.setdefault(names[0], set()).update(more)
+                grew = True
+    return extra

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .statements import module_writes
+
 _TOP_NAME = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 # The same matches on ``"\n" + text``, line end first (a search skips from line to line).
@@ -72,6 +74,13 @@ def _bound_elsewhere(units: list) -> list:
     return out
 
 
+def _module_writes(units: list) -> list:
+    """``units`` with the names of :func:`module_writes` added to each unit's names."""
+    extra = module_writes(units)
+    return [(tuple(dict.fromkeys(tuple(names) + tuple(sorted(e)))) if e else names, body)
+            for (names, body), e in zip(units, extra)]
+
+
 def units_of(text: str) -> list:
     """Split a module's text into top-level units: ``[(names it defines, text)]``.  A def
     or class defines its name (its decorators go with it); any other top-level statement
@@ -101,7 +110,7 @@ def units_of(text: str) -> list:
             body = "".join(pending) + text[s:nxt] if pending else text[s:nxt]
             units.append((assigned(body), body))
         pending = []
-    return _bound_elsewhere(units)
+    return _module_writes(_bound_elsewhere(units))
 
 
 def _units_by_lines(text: str) -> list:
@@ -133,7 +142,7 @@ def _units_by_lines(text: str) -> list:
     for names, lines in units:
         body = "".join(lines)
         out.append((names if names is not None else assigned(body), body))
-    return _bound_elsewhere(out)
+    return _module_writes(_bound_elsewhere(out))
 
 
 _COMMENT = re.compile(r"\n[ \t]*#[^\n]*")

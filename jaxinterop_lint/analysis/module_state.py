@@ -1,0 +1,175 @@
+"""Module-level state that functions write: ``global STATE; STATE = v``, and a module's
+container filled inside a function (``BUF.append(v)``, ``CACHE[k] = v``).
+
+A function's walk notes each such write (:meth:`ModuleStateMixin.note_global`); its summary
+keeps them in terms of its parameters (``Summary.globals_``), and a call of it joins them,
+with the call's arguments, into the module's globals, where the functions analysed later
+read them (:meth:`ModuleStateMixin.apply_globals`): ``collect(sharded); flush()`` exports
+what ``collect`` put in ``BUF``.  A global holds whatever any call put there (the analysis
+does not order calls across functions), so a write only adds to what the name may hold.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from . import parts as P
+from . import values as V
+
+
+class _Locals(cst.CSTVisitor):
+    """The names a function body binds in its own scope (not in nested defs, classes,
+    lambdas or comprehensions), and those it declares ``global``/``nonlocal``."""
+
+    def __init__(self):
+        self.bound: set = set()
+        self.declared: set = set()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        if self.depth > 1:
+            self.bound.add(node.name.value)
+            return False
+        return True
+
+    def leave_FunctionDef(self, node) -> None:
+        self.depth -= 1
+
+    def visit_ClassDef(self, node) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_ListComp(self, node) -> bool:
+        return False
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_Global(self, node) -> bool:
+        self.declared.update(n.name.value for n in node.names)
+        return False
+
+    visit_Nonlocal = visit_Global
+
+    def visit_Param(self, node) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_AssignTarget(self, node) -> bool:
+        self._target(node.target)
+        return True
+
+    def visit_AnnAssign(self, node) -> bool:
+        self._target(node.target)
+        return True
+
+    def visit_AugAssign(self, node) -> bool:
+        self._target(node.target)
+        return True
+
+    def visit_For(self, node) -> bool:
+        self._target(node.target)
+        return True
+
+    def visit_AsName(self, node) -> bool:
+        self._target(node.name)
+        return False
+
+    def visit_NamedExpr(self, node) -> bool:
+        self._target(node.target)
+        return True
+
+    def visit_ImportAlias(self, node) -> bool:
+        if node.asname is None:
+            name = node.name
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            self._target(name)
+        return False
+
+    def _target(self, t) -> None:
+        if isinstance(t, cst.Name):
+            self.bound.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                self._target(el.value)
+        elif isinstance(t, cst.StarredElement):
+            self._target(t.value)
+
+
+def local_names(node) -> tuple:
+    """``(names bound in the function's own scope, names it declares global or
+    nonlocal)`` of a ``cst.FunctionDef``; computed once per node."""
+    v = _Locals()
+    node.visit(v)
+    return frozenset(v.bound - v.declared), frozenset(v.declared)
+
+
+def concrete(v):
+    """The part of ``v`` that is multi-device whatever the caller passes (no dependence on
+    a parameter), or None when there is none: what a call leaves in a global."""
+    if v is None or not V.carries_multi(v, deps=False):
+        return None
+    if v.structured:
+        return P.map_leaves(v, lambda leaf: V.evolve(leaf, deps=frozenset(), ref=None, param_array=None,
+                                                       placed_by=None) if leaf.multi is not None else V.SAFE_VALUE)
+    return V.evolve(v, deps=frozenset(), ref=None, param_array=None, placed_by=None)
+
+
+class ModuleStateMixin:
+    """The walker's side of module state (:class:`~.flow.Walker` supplies ``rec``, ``ma``,
+    ``env``, ``closure``)."""
+
+    def s_global(self, node) -> None:
+        """``global X`` in a function: a later ``X = v`` there writes the module's ``X``."""
+        if self.rec is not None:
+            self.declared_globals |= {n.name.value for n in node.names}
+
+    def _locals(self) -> frozenset:
+        if self._local_names is None:
+            node = getattr(self.rec, "node", None)
+            self._local_names = local_names(node)[0] if isinstance(node, cst.FunctionDef) else None
+        return self._local_names
+
+    def note_global(self, key: str, mutation: bool) -> None:
+        """``key`` (a dotted name written in this walk): when
+        its head is the module's (declared ``global``, or, for a ``mutation`` such as
+        ``BUF.append(v)``, a name the function does not bind), remember the write for the
+        summary and make its multi-device part visible to the module at once."""
+        if self.rec is None or self.env is None:
+            return
+        head = key.split(".", 1)[0]
+        if head not in self.declared_globals:
+            if not mutation:
+                return
+            if head not in self.ma.globals or head in self.rec.params:
+                return      # (asked first: most writes are to locals, and the scope walk costs)
+            local = self._locals()
+            if local is None or head in local:
+                return
+        value = self.env.get(head)
+        if value is not None:
+            self.global_writes[head] = V.join(self.global_writes.get(head), value)
+
+    def globals_summary(self) -> tuple:
+        """``((name, value), ...)``: the module names this function writes, for its summary."""
+        return tuple(sorted(self.global_writes.items(), key=lambda item: item[0]))
+
+    def apply_globals(self, node, rec, bind: dict, writes: tuple) -> None:
+        """A call of ``rec`` (a function of the module ``rec.owner``) with ``bind``: the
+        values it writes into that module's names (``writes``, from its summary), seen with
+        these arguments, join what those names hold; a write that still depends on the
+        caller's own parameters goes into the caller's summary (same module only)."""
+        owner = rec.owner
+        for name, v in writes:
+            got = self.instantiate(v, bind, rec, node)
+            if self.rec is not None and owner is self.ma and V.carries_multi(got):
+                self.global_writes[name] = V.join(self.global_writes.get(name), got)
+            fixed = concrete(got)
+            if fixed is None:
+                continue
+            owner.globals[name] = V.join(owner.globals.get(name), fixed)
+            if owner is self.ma and self.env is not None and (self.rec is None or name in self.env):
+                self.env[name] = V.join(self.env.get(name), fixed)

@@ -1,0 +1,139 @@
+"""Module state written by functions, and ``super()`` calls (stop 36; each flagged form
+raised ``BufferError`` on 8 CPU devices: ``fixtures/runtime/module_state.py`` is run by
+``tests/test_runtime_truth.py``).  Here: the plan's units and the masking of a large file
+keep what writes the state, and the CLI in a git project flags it."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from jaxinterop_lint import Config, lint_source
+from jaxinterop_lint.pipeline import toplevel
+
+HEAD = """\
+import jax
+import jax.numpy as jnp
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((jax.device_count(),), ("d",))
+S = NamedSharding(mesh, P("d"))
+"""
+
+FILLED = HEAD + textwrap.dedent("""\
+    BUF = []
+
+
+    def collect(v):
+        BUF.append(v)
+
+
+    def flush():
+        return [torch.from_dlpack(b) for b in BUF]
+
+
+    collect(jax.device_put(jnp.ones(8), S))
+    flush()
+    """)
+
+GLOBAL = HEAD + textwrap.dedent("""\
+    STATE = None
+
+
+    def setup():
+        global STATE
+        STATE = jax.device_put(jnp.ones(8), S)
+
+
+    def use():
+        return torch.from_dlpack(STATE)
+
+
+    setup()
+    use()
+    """)
+
+
+def _codes(text: str) -> list:
+    return [(f.line, f.code) for f in lint_source(text, "state.py", Config()).findings]
+
+
+def _pad(text: str, marker: str, n: int = 60) -> str:
+    """``text`` with ``n`` small functions before ``marker``: over the masking's 200 lines."""
+    filler = "".join(f"def filler_{i}(a):\n    return a + {i}\n\n\n" for i in range(n))
+    head, tail = text.split(marker, 1)
+    return head + filler + marker + tail
+
+
+def test_a_list_filled_by_a_helper_is_flagged_where_it_is_exported():
+    assert _codes(FILLED) == [(FILLED.splitlines().index("    return [torch.from_dlpack(b) for b in BUF]") + 1,
+                               "JXI002")]
+
+
+def test_a_global_assigned_in_a_function_is_flagged_where_it_is_read():
+    assert _codes(GLOBAL) == [(GLOBAL.splitlines().index("    return torch.from_dlpack(STATE)") + 1, "JXI002")]
+
+
+def test_a_helper_filling_it_with_host_data_is_not_flagged():
+    safe = FILLED.replace("jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")
+    assert safe != FILLED
+    assert _codes(safe) == []
+
+
+def test_a_large_file_keeps_the_writer_and_its_caller():
+    for text, marker in ((FILLED, "BUF = []"), (GLOBAL, "STATE = None")):
+        big = _pad(text, marker)
+        assert big.count("\n") > 250
+        assert [c for _, c in _codes(big)] == ["JXI002"]
+
+
+def test_the_plan_units_give_the_written_name_to_the_writer_and_its_callers():
+    units = toplevel.units_of(FILLED)
+    by_start = {body.split("\n")[0]: names for names, body in units}
+    assert "BUF" in by_start["def collect(v):"]
+    assert "BUF" in by_start["collect(jax.device_put(jnp.ones(8), S))"]     # the module-level call of the writer
+    assert "BUF" not in by_start["def flush():"]         # a reader only
+    by_start = {body.split("\n")[0]: names for names, body in toplevel.units_of(GLOBAL)}
+    assert by_start["def setup():"] == ("setup", "STATE") and by_start["def use():"] == ("use",)
+
+
+def test_a_local_list_of_the_same_name_is_not_the_module_s():
+    text = FILLED.replace("def collect(v):\n    BUF.append(v)", "def collect(v):\n    BUF = []\n    BUF.append(v)")
+    assert text != FILLED
+    assert _codes(text) == []
+
+
+SUPER = HEAD + textwrap.dedent("""\
+    class Base:
+        def __init__(self, w):
+            self.w = w
+
+
+    class Child(Base):
+        def __init__(self, w):
+            super().__init__(w)
+
+        def export(self):
+            return torch.from_dlpack(self.w)
+
+
+    Child(ARG).export()
+    """)
+
+
+def test_super_init_stores_on_self():
+    line = SUPER.splitlines().index("        return torch.from_dlpack(self.w)") + 1
+    assert _codes(SUPER.replace("ARG", "jax.device_put(jnp.ones(8), S)")) == [(line, "JXI002")]
+    assert _codes(SUPER.replace("ARG", "jnp.ones(8)")) == []
+
+
+def test_the_cli_in_a_git_project_flags_both(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "filled.py").write_text(FILLED)
+    (tmp_path / "state.py").write_text(GLOBAL)
+    r = subprocess.run([sys.executable, "-m", "jaxinterop_lint", "--no-cache", "."], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "filled.py:" in r.stdout and "state.py:" in r.stdout and r.stdout.count("JXI002") == 2
