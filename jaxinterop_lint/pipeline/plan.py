@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import chain
+from operator import itemgetter
 from typing import Optional
 
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
@@ -49,6 +51,7 @@ _non_literal_use = non_literal_use
 # A file naming JAX words that is longer than this (generated code) is planned whole, without
 # the unit-level answer of Plan.sink_reached (its units would cost memory of their own).
 _UNITS_MAX = 1 << 20
+_first = itemgetter(0)
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
@@ -423,15 +426,17 @@ class Plan(Carriers, HandOn):
         """The files whose facts the decision about ``path`` read (transitively); None when
         there are more than ``limit``."""
         seen, todo = set(), [path]
+        too_many = self._too_many
+        targets, passed = self._targets, self._passed
         while todo:
             p = todo.pop()
-            if limit is not None and p != path and (p, limit) in self._too_many:
+            if limit is not None and p != path and (p, limit) in too_many:
                 return None     # what p consulted is already more than the limit
-            for t in [*(t for t, _ in self._targets.get(p, ())), *self._passed.get(p, ())]:
+            for t in chain(map(_first, targets.get(p, ())), passed.get(p, ())):
                 if t not in seen and t != path:
                     seen.add(t)
-                    if limit is not None and len(seen) > limit:
-                        self._too_many.add((path, limit))
+                    if limit is not None and (len(seen) > limit or (t, limit) in too_many):
+                        too_many.add((path, limit))     # (stopping at the first file over it)
                         return None
                     todo.append(t)
         return seen
