@@ -137,3 +137,56 @@ def test_the_cli_in_a_git_project_flags_both(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "filled.py:" in r.stdout and "state.py:" in r.stdout and r.stdout.count("JXI002") == 2
+
+
+ITEM = HEAD + textwrap.dedent("""\
+    class Item:
+        def __init__(self, a):
+            self.a = a
+
+        def to_torch(self):
+            return torch.from_dlpack(self.a)
+
+
+    def consume(item):
+        return item.to_torch()
+
+
+    def relay(item):
+        return consume(item)
+
+
+    relay(Item(ARG))
+    """)
+
+
+def test_a_method_called_on_a_parameter_runs_on_the_caller_s_instance():
+    line = ITEM.splitlines().index("        return torch.from_dlpack(self.a)") + 1
+    assert _codes(ITEM.replace("ARG", "jax.device_put(jnp.ones(8), S)")) == [(line, "JXI002")]
+    assert _codes(ITEM.replace("ARG", "jnp.ones(8)")) == []
+
+
+def test_array_methods_on_a_parameter_are_not_kept_as_calls():
+    from jaxinterop_lint.analysis.module import ModuleAnalysis
+    import libcst as cst
+
+    text = HEAD + "def f(x, item):\n    y = x.reshape(-1).astype(jnp.float32)\n    return item.save(y)\n"
+    ma = ModuleAnalysis(cst.parse_module(text), "f.py", source=text).run()
+    (rec,) = [r for r in ma.functions if r.name == "f"]
+    assert [(p, attr) for p, _, attr, *_ in rec.summary.calls] == [(1, "save")]
+
+
+def test_the_class_in_another_module_of_a_git_project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "data.py").write_text("import torch\n\n\nclass Item:\n    def __init__(self, a):\n        self.a = a\n\n"
+                                 "    def to_torch(self):\n        return torch.from_dlpack(self.a)\n")
+    (pkg / "train.py").write_text(HEAD + "from pkg.data import Item\n\n\ndef consume(item):\n    return item.to_torch()\n\n\n"
+                                  "def main():\n    consume(Item(jax.device_put(jnp.ones(8), S)))\n")
+    r = subprocess.run([sys.executable, "-m", "jaxinterop_lint", "--no-cache", "."], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "pkg/data.py:9:" in r.stdout and "called from main()" in r.stdout, r.stdout

@@ -23,6 +23,7 @@ from .imports import import_bindings
 from .deferred import DeferredMixin
 from .invoke import InvokeMixin
 from .module_state import ModuleStateMixin
+from .param_calls import ParamCallsMixin
 from .records import function_record
 from .structures import StructureMixin
 from .values import Value
@@ -39,7 +40,7 @@ from .env import env_key, join_env  # noqa: E402,F401  (re-exported)
 
 
 class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin, DeferredMixin,
-             ModuleStateMixin):
+             ModuleStateMixin, ParamCallsMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
     names up in ``closure`` when they are not local; events go to the function record.
 
@@ -69,6 +70,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self.declared_globals = set()   # ``global X`` names of this function (module_state.py)
         self.global_writes = {}   # module name -> the value this function leaves in it
         self._local_names = None
+        self.param_calls = []     # methods called on a parameter (param_calls.py)
+        self._param_call_keys = set()
         versions.enter_function(self, rec)
 
     # -- utilities -----------------------------------------------------------------------

@@ -52,7 +52,8 @@ def analyse_function(ma, rec) -> Summary:
                        if k.startswith(".") and (stored is None or k[1:] in stored))
     return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
                    donates=walker.donated_params,
-                   yields=yields, fields=fields, globals_=walker.globals_summary())
+                   yields=yields, fields=fields, globals_=walker.globals_summary(),
+                   calls=tuple(walker.param_calls))
 
 
 _UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})

@@ -103,6 +103,8 @@ class InvokeMixin:
             return out
         if attr in apis.SAFE_METHODS:
             return V.SAFE_VALUE
+        if recv.ref is not None and recv.kind in (V.ARRAY, V.UNKNOWN) and attr not in apis.ARRAY_METHODS:
+            self.note_param_call(node, recv, attr, pos, kw)    # its class is the caller's
         kind = recv.kind
         if kind == V.ARRAY:
             return V.as_array(recv)
@@ -231,6 +233,8 @@ class InvokeMixin:
             self.store_fields(node, rec, bind, summary.fields)
         if summary.globals_:
             self.apply_globals(node, rec, bind, summary.globals_)
+        if summary.calls:
+            self.run_param_calls(node, rec, bind, summary.calls)
         return result
 
     def store_fields(self, node, rec, bind: dict, fields: tuple) -> None:

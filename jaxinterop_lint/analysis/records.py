@@ -21,7 +21,8 @@ class Summary:
     yields when it is a generator (None otherwise: iterating a call's result gives it);
     ``fields`` for an ``__init__``, the values it leaves in ``self.<name>`` as
     ``((name, value), ...)`` in terms of its parameters; ``globals_`` the same for the
-    names of its module it writes (:mod:`.module_state`).
+    names of its module it writes (:mod:`.module_state`); ``calls`` the methods it calls on
+    a parameter (:mod:`.param_calls`).
     """
 
     ret: Optional[Value] = None
@@ -30,12 +31,14 @@ class Summary:
     yields: Optional[Value] = None
     fields: tuple = ()
     globals_: tuple = ()
+    calls: tuple = ()
 
     def key(self):
         """Comparable form for the recursion fixpoint."""
         return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node), e.placed) for e in self.exports)),
                 self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields),
-                tuple((n, fixpoint_key(v)) for n, v in self.globals_))
+                tuple((n, fixpoint_key(v)) for n, v in self.globals_),
+                tuple((p, path, attr, id(node)) for p, path, attr, _, _, node in self.calls))
 
 
 @dataclass(eq=False)

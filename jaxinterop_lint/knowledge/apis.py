@@ -343,6 +343,16 @@ SAFE_METHODS = frozenset({
     "is_deleted", "delete", "__array__", "__len__", "__repr__", "__str__", "__float__",
     "__int__", "__bool__", "__index__", "__hash__", "platform", "on_device_size_in_bytes",
 })
+# Methods of ``jax.Array`` (jax 0.10.2, jax/_src/numpy/array_methods.py ``_array_methods``
+# and ``ArrayImpl``): called on a parameter they say nothing of its class, so a function's
+# summary does not keep them as calls on it (analysis/param_calls.py).
+ARRAY_METHODS = frozenset({
+    "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "block_until_ready",
+    "choose", "clip", "compress", "conj", "conjugate", "copy", "cumprod", "cumsum", "diagonal",
+    "dot", "flatten", "max", "mean", "min", "nonzero", "prod", "ptp", "ravel", "repeat",
+    "reshape", "round", "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take",
+    "trace", "transpose", "var", "view", "to_device", "addressable_data", "copy_to_host_async",
+})
 # Attributes of an array that are its placement, never an array: ``.device`` of an array on
 # several devices is its Sharding (jax 0.10.2, jax/_src/array.py ``ArrayImpl.device``).
 PLACEMENT_ATTRIBUTES = frozenset({"sharding", "device"})
