@@ -92,8 +92,9 @@ def parse_target(value, path: str, key: str = "target-jax-version") -> tuple:
 
 def _check_admits(spec: tuple, path: str, key: str, shown) -> None:
     if not versions_of(spec):
-        raise ConfigError(f"{path}: {key}: {shown!r} admits no JAX release the tables know "
-                          f"({VT.text(VT.RELEASES[0])} to {VT.text(VT.NEWEST)} and newer)")
+        raise ConfigError(f"{path}: {key}: {shown!r} admits none of the JAX releases the tables know "
+                          f"({VT.text(VT.RELEASES[0])} to {VT.text(VT.NEWEST)}); give a range that "
+                          f"includes one of them (a later release behaves as {VT.text(VT.NEWEST)} there)")
 
 
 def _jax_specifier(line: str, path: str, key: str) -> Optional[str]:

@@ -31,7 +31,8 @@ def server_parser() -> argparse.ArgumentParser:
         prog="jaxinterop-lint server",
         description="Run the jaxinterop-lint language server on standard input and output (LSP): "
                     "diagnostics with provenance, quick fixes, the command line's cache.  Editors "
-                    "start it; see docs/integration.md for VS Code, Neovim and Helix.")
+                    "start it; the README's 'Using it in a project' section (docs/integration.md in the "
+                    "source repository) shows the VS Code, Neovim and Helix setup.")
 
 
 class Linter:
