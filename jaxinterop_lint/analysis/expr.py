@@ -167,7 +167,7 @@ class ExprMixin:
                 self.eval_children(sl)
         kind = recv.kind
         if kind == V.DEVICE_LIST:
-            return placements.indexed(recv.devices, node.slice)
+            return placements.indexed(recv.devices, node.slice, self.int_constant)
         if kind == V.KERNEL:
             return Value(kind=V.LAUNCHER)
         if kind == V.SAFE_LIST:

@@ -140,7 +140,8 @@ class FactsMixin:
             shapes = []
             for i, name in zip(indexes, names):
                 arg = pos[i] if len(pos) > i else kw.get(name)
-                shapes.append(placements.literal_shape(arg[1]) if arg is not None and arg[1] is not None else None)
+                shapes.append(placements.literal_shape(arg[1], self.int_constant)
+                              if arg is not None and arg[1] is not None else None)
             shape = placements.combined(shapes)
             whole = len(shapes) == 1 and self.counts_every_device(pos[indexes[0]] if len(pos) > indexes[0]
                                                                   else kw.get(names[0]))
@@ -191,6 +192,12 @@ class FactsMixin:
             self.assign(target, pos[2][0], node)
             return V.SAFE_VALUE
         return None
+
+    def int_constant(self, node) -> Optional[int]:
+        """The module-level integer constant ``node`` stands for, or None (:mod:`.constants`)."""
+        from .constants import constant_int
+
+        return constant_int(self, node)
 
     def counts_every_device(self, arg) -> bool:
         """Whether a mesh-shape argument is ``(jax.device_count(),)`` or ``(len(jax.devices()),)``:

@@ -13,15 +13,16 @@ from __future__ import annotations
 import libcst as cst
 
 from . import parts as P
+from .constants import TargetBinds
 from . import values as V
 
 
-class _Locals(cst.CSTVisitor):
+class _Locals(TargetBinds):
     """The names a function body binds in its own scope (not in nested defs, classes,
     lambdas or comprehensions), and those it declares ``global``/``nonlocal``."""
 
     def __init__(self):
-        self.bound: set = set()
+        super().__init__()
         self.declared: set = set()
         self.depth = 0
 
@@ -34,10 +35,6 @@ class _Locals(cst.CSTVisitor):
 
     def leave_FunctionDef(self, node) -> None:
         self.depth -= 1
-
-    def visit_ClassDef(self, node) -> bool:
-        self.bound.add(node.name.value)
-        return False
 
     def visit_Lambda(self, node) -> bool:
         return False
@@ -57,30 +54,6 @@ class _Locals(cst.CSTVisitor):
         self.bound.add(node.name.value)
         return False
 
-    def visit_AssignTarget(self, node) -> bool:
-        self._target(node.target)
-        return True
-
-    def visit_AnnAssign(self, node) -> bool:
-        self._target(node.target)
-        return True
-
-    def visit_AugAssign(self, node) -> bool:
-        self._target(node.target)
-        return True
-
-    def visit_For(self, node) -> bool:
-        self._target(node.target)
-        return True
-
-    def visit_AsName(self, node) -> bool:
-        self._target(node.name)
-        return False
-
-    def visit_NamedExpr(self, node) -> bool:
-        self._target(node.target)
-        return True
-
     def visit_ImportAlias(self, node) -> bool:
         if node.asname is None:
             name = node.name
@@ -88,15 +61,6 @@ class _Locals(cst.CSTVisitor):
                 name = name.value
             self._target(name)
         return False
-
-    def _target(self, t) -> None:
-        if isinstance(t, cst.Name):
-            self.bound.add(t.value)
-        elif isinstance(t, (cst.Tuple, cst.List)):
-            for el in t.elements:
-                self._target(el.value)
-        elif isinstance(t, cst.StarredElement):
-            self._target(t.value)
 
 
 def local_names(node) -> tuple:

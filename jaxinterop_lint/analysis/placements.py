@@ -41,8 +41,11 @@ def count(shape: Optional[tuple]) -> Optional[int]:
     return math.prod(shape)
 
 
-def literal_int(node) -> Optional[int]:
-    """The value of an integer literal (``3``, ``-1``), or None."""
+def literal_int(node, const=None) -> Optional[int]:
+    """The value of an integer literal (``3``, ``-1``), or of a module constant ``const(node)``
+    says it stands for (:mod:`.constants`), or None."""
+    if const is not None and isinstance(node, (cst.Name, cst.Subscript)):
+        return const(node)
     if isinstance(node, cst.Integer):
         return int(node.value, 0)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
@@ -51,7 +54,7 @@ def literal_int(node) -> Optional[int]:
     return None
 
 
-def literal_shape(node) -> Optional[tuple]:
+def literal_shape(node, const=None) -> Optional[tuple]:
     """A shape written as literals: ``(1,)``, ``[2, 4]``, ``8`` -> a tuple of ints (a ``-1``
     or any other expression is an unknown dimension, None); None when not a tuple/list/int."""
     if isinstance(node, (cst.Tuple, cst.List)):
@@ -59,10 +62,10 @@ def literal_shape(node) -> Optional[tuple]:
         for el in node.elements:
             if isinstance(el, cst.StarredElement):
                 return None
-            n = literal_int(el.value)
+            n = literal_int(el.value, const)
             dims.append(n if n is not None and n >= 0 else None)
         return tuple(dims)
-    n = literal_int(node)
+    n = literal_int(node, const)
     if n is not None:
         return (n,) if n >= 0 else (None,)
     return None
@@ -123,13 +126,13 @@ def reshaped(shape: Optional[tuple], new: Optional[tuple]) -> Optional[tuple]:
     return new
 
 
-def _slice_length(n: Optional[int], sl: cst.Slice) -> Optional[int]:
+def _slice_length(n: Optional[int], sl: cst.Slice, const=None) -> Optional[int]:
     """How many elements ``[lower:upper:step]`` keeps of a dimension of length ``n`` (None:
     unknown, at least 1).  With ``n`` unknown, a slice that keeps at most one element keeps
     exactly one (a program whose slice is empty fails when it builds the mesh)."""
-    lower = None if sl.lower is None else literal_int(sl.lower)
-    upper = None if sl.upper is None else literal_int(sl.upper)
-    step = None if sl.step is None else literal_int(sl.step)
+    lower = None if sl.lower is None else literal_int(sl.lower, const)
+    upper = None if sl.upper is None else literal_int(sl.upper, const)
+    step = None if sl.step is None else literal_int(sl.step, const)
     if (sl.lower is not None and lower is None) or (sl.upper is not None and upper is None) \
             or (sl.step is not None and step is None):
         if sl.step is None and _is_plus_one(sl.lower, sl.upper):
@@ -159,9 +162,10 @@ def _is_plus_one(lower, upper) -> bool:
     return cst.Module([]).code_for_node(upper.left).strip() == cst.Module([]).code_for_node(lower).strip()
 
 
-def indexed(shape: Optional[tuple], elements) -> Value:
+def indexed(shape: Optional[tuple], elements, const=None) -> Value:
     """``devs[...]`` of a device array of ``shape``: an index drops a dimension, a slice keeps
-    it with the length it selects; no dimension left is one device."""
+    it with the length it selects (its bounds literals, or module constants by ``const``); no
+    dimension left is one device."""
     dims = list(shape if shape is not None else ANY_DEVICES)
     out = []
     pos = 0
@@ -170,7 +174,7 @@ def indexed(shape: Optional[tuple], elements) -> Value:
         if pos >= len(dims):
             return Value(kind=V.DEVICE_LIST)
         if isinstance(sl, cst.Slice):
-            out.append(_slice_length(dims[pos], sl))
+            out.append(_slice_length(dims[pos], sl, const))
         pos += 1
     out.extend(dims[pos:])
     return device_list(tuple(out))
