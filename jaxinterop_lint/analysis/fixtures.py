@@ -4,8 +4,9 @@ parameter named after a fixture that makes a multi-device array raises where the
 fixture's value is given.  The tests of one module (functions ``test*`` and the ``test*``
 methods of classes ``Test*``) are called here as the module level would call them, their
 fixture parameters bound to the fixtures' values: the calling contexts of
-:mod:`~.contexts`, each reported at the test's sink.  Fixtures of a ``conftest.py`` are
-not followed (pytest finds them by name, not by import)."""
+:mod:`~.contexts`, each reported at the test's sink.  The fixtures of the ``conftest.py``
+files above a test module count too, the nearest first, a module's own before them all
+(pytest finds them by name, not by import)."""
 from __future__ import annotations
 
 import libcst as cst
@@ -34,6 +35,9 @@ def run_tests_with_fixtures(ma) -> None:
         elif v.kind == V.CLASS and v.cls is not None and name.startswith("Test"):
             tests.extend(r for n, m in v.cls.methods.items() if n.startswith("test")
                          and (r := _local(m, ma)) is not None and r.cls is not None)
+    for conftest in ma.conftests() if tests else ():
+        for name, rec in _conftest_fixtures(ma, conftest).items():
+            fixtures.setdefault(name, rec)
     if not fixtures:
         return
     values: dict = {}
@@ -42,6 +46,28 @@ def run_tests_with_fixtures(ma) -> None:
         bind = _bind(walker, rec, fixtures, values, first, 0)
         if bind:
             walker.call_local(rec.node, rec, bind)
+
+
+def _conftest_fixtures(ma, path: str) -> dict:
+    """``{name: record}`` of the fixtures the ``conftest.py`` at ``path`` defines (its
+    analysis, shared through the project; none from a summary read from the cache: it keeps
+    no syntax tree)."""
+    from .flow import Walker
+    from .project import is_frozen
+
+    try:
+        other = ma.project.analysis_of_path(path, full=False)
+    except Exception:   # a conftest.py that cannot be parsed gives no fixtures
+        return {}
+    if other is None or is_frozen(other) or other is ma:
+        return {}
+    out = {}
+    walker = Walker(other, None, dict(other.globals), None, CALLER)    # its decorators are its names
+    for name, v in list(other.globals.items()):
+        rec = _local(v, other)
+        if rec is not None and _is_fixture(walker, rec.node):
+            out[name] = rec
+    return out
 
 
 def _local(v, ma):

@@ -9,6 +9,7 @@ by using the summary computed so far and re-running the function until it is sta
 """
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import libcst as cst
@@ -102,7 +103,7 @@ class ModuleAnalysis:
         after calling the module's tests with its fixtures (:mod:`.fixtures`).  Returns self."""
         if not self.tests_run:
             self.tests_run = True
-            if "fixture" in self.source:
+            if "fixture" in self.source or self.conftests():
                 from .fixtures import run_tests_with_fixtures
 
                 run_tests_with_fixtures(self)
@@ -111,6 +112,14 @@ class ModuleAnalysis:
             self.summary(self.functions[i])
             i += 1
         return self
+
+    def conftests(self) -> list:
+        """The ``conftest.py`` files whose fixtures pytest gives this test module's tests
+        (:meth:`~jaxinterop_lint.pipeline.modules.ModuleIndex.conftests`), or []."""
+        index = getattr(self.project, "index", None)
+        if index is None or not os.path.isabs(self.path):
+            return []
+        return [c for c in index.conftests(self.path) if c != self.path]
 
     def position(self, node) -> tuple:
         """``(line, column, end_line, end_column)`` of a node of this module (1-based lines,

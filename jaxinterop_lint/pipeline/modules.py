@@ -270,6 +270,22 @@ class ModuleIndex:
             known = self._listed[folder] = (frozenset(files), frozenset(folders))
         return known
 
+    def conftests(self, path: str) -> list:
+        """The ``conftest.py`` files whose fixtures pytest gives the tests of the test module
+        ``path`` (``test_*.py`` or ``*_test.py``): in its folder and each folder above it up
+        to the project root, nearest first; [] for any other file."""
+        base = os.path.basename(path)
+        if not (base.startswith("test_") or base.endswith("_test.py")) or not base.endswith(".py"):
+            return []
+        out = []
+        folder = os.path.dirname(os.path.abspath(path))
+        while True:
+            if "conftest.py" in self._listing(folder)[0]:
+                out.append(os.path.join(folder, "conftest.py"))
+            if folder == self.root or not folder.startswith(self.root + os.sep):
+                return out
+            folder = os.path.dirname(folder)
+
     def absent_candidates(self, name: str) -> list:
         """Files that would make the missing module ``name`` importable (for the cache: a
         result that used the absence of ``name`` is stale once one of them exists); empty

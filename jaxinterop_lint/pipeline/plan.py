@@ -245,6 +245,12 @@ class Plan(Carriers, HandOn):
                 if owner is not None:
                     out.append(self.origin(owner, name, path) if name != "*" else (owner, name))
                     bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
+        # pytest gives a test module the fixtures of the conftest.py files above it by name,
+        # as a star import would (analysis/fixtures.py calls its tests with them)
+        for conftest in idx.conftests(path):
+            if conftest != path:
+                out.append((conftest, "*"))
+                bound.setdefault("*", []).append(out[-1])
         for target, name in out:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
