@@ -386,6 +386,13 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
                 out = self.library_call(dec, d.qname, [(value, None)], {})
             elif d.kind == V.FUNC and d.func.partial_of is not None:
                 out = self.func_call(dec, d.func, [(value, None)], {})
+            elif d.kind == V.FUNC and d.func.local is not None and d.func.local.owner is self.ma:
+                # a decorator of the project: what it returns for this function (its wrapper,
+                # analysed with ``fn`` being this function: closures.py), or the function
+                out = self.func_call(dec, d.func, [(value, None)], {})
+                local = out.func.local if out.kind == V.FUNC and out.func is not None else None
+                if local is None or not (local is rec or getattr(local, "specialized", False)):
+                    continue
             else:
                 continue
             if out.kind != V.UNKNOWN:

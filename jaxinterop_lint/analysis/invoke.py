@@ -360,6 +360,10 @@ class InvokeMixin:
         if ret.placed_by is not None:
             out = V.join(out, self.placed_through(ret.placed_by, bind, rec, node))
         guard = self.map_guard(ret, bind, rec, node)
+        if out is None and ret.kind == V.FUNC:
+            from .closures import specialize
+
+            ret = specialize(ret, bind, rec, node, self.ma)     # a nested function over these arguments
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):
