@@ -68,6 +68,8 @@ def _units_of(text: str) -> list:
             extra += [t for m in re.findall(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", body, re.M)
                       for t in re.findall(r"[A-Za-z_]\w*", m)]
             extra += [n for n in _MUTATED.findall(body) if n in defined]
+            extra += [n for n in re.findall(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(", body, re.M)
+                      if n in defined]
             if extra:
                 names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
         out.append((names, lines))

@@ -18,8 +18,10 @@ MAX_SPECIAL = 16
 
 def _worth(v) -> bool:
     """Whether a parameter's value at a call says more than the symbolic parameter: a
-    function, a class or an instance of the project, or a multi-device array."""
-    return v is not None and (v.kind in (V.FUNC, V.CLASS, V.INSTANCE) or V.carries_multi(v, deps=False))
+    function, a class or an instance of the project, a placement (a sharding, a mesh, a
+    device), or a multi-device array."""
+    return v is not None and (v.kind in (V.FUNC, V.CLASS, V.INSTANCE, V.SHARDING, V.MESH, V.DEVICE, V.DEVICE_LIST)
+                              or V.carries_multi(v, deps=False))
 
 
 def specialize(ret, bind: dict, rec, node, here):

@@ -134,7 +134,12 @@ class ExprMixin:
 
     def instance_attribute(self, recv: Value, attr: str, node=None) -> Value:
         """``obj.attr`` on an instance of a class of this module: a method (bound to ``obj``),
-        a property's value, or a stored value (see :func:`.parts.instance_attribute`)."""
+        a property's value, or a stored value (see :func:`.parts.instance_attribute`).  An
+        instance of one of several classes (``for cb in [Printer(), Mirror()]``) gives the
+        join of each one's (its methods: a joined function value, each called)."""
+        if recv.others:
+            return V.join_all([self.instance_attribute(alt, attr, node)
+                               for alt in (V.evolve(recv, others=()),) + recv.others])
         cls = recv.cls
         method = cls.methods.get(attr)
         if method is not None:

@@ -87,6 +87,11 @@ def _scalar_reduction(node) -> bool:
     return len(positional) <= (0 if method else 1)
 
 
+# the last key of a placement's parameter path when the callee built a sharding on that
+# parameter (``NamedSharding(mesh, P())`` with ``mesh`` a parameter): InvokeMixin.placed_through
+ON_MESH = "@mesh"
+
+
 class FactsMixin:
     """Calls and methods whose meaning is a fact of the tables (see the module docstring)."""
 
@@ -163,6 +168,11 @@ class FactsMixin:
                 if placements.single(arg[0]):
                     return Value(kind=V.DEVICE, desc=f"{desc} on a one-device mesh", devices=(1,))
                 return Value(kind=V.SHARDING, desc=desc, devices=arg[0].devices)
+            if arg is not None and arg[0].ref is not None and arg[0].multi is None:
+                # on a parameter's mesh (``def place(x, mesh)``): each caller's mesh decides
+                # (InvokeMixin.placed_through); a one-device mesh places on one device
+                on = (arg[0].ref[0], arg[0].ref[1] + (ON_MESH,))
+                return Value(kind=V.SHARDING, desc=desc, deps=frozenset({on}), ref=on)
             return Value(kind=V.SHARDING, desc=desc)
         if qn in apis.PARTITION_SPECS:
             return Value(kind=V.SHARDING, desc="PartitionSpec")

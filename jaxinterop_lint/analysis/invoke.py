@@ -9,10 +9,12 @@ from typing import Optional
 from ..knowledge import apis
 from . import donation
 from . import parts as P
+from . import placements
 from . import values as V
 from .contexts import ContextEntry
 from .events import CallFrame, RemovedEvent
 from .imports import dotted
+from .facts import ON_MESH
 from .values import FuncInfo, Origin, Value
 
 
@@ -147,7 +149,13 @@ class InvokeMixin:
         from .calls import _short as short_name
 
         dep = target.ref if target.ref is not None else min(target.deps)
-        return Value(kind=V.UNKNOWN, placed_by=(dep, short_name(qn), node, self.function))
+        placed_by = (dep, short_name(qn), node, self.function)
+        if dep[1] and dep[1][-1] == ON_MESH:
+            # a sharding built on a parameter's mesh: multi-device unless a caller gives a
+            # one-device mesh (on_one_device_mesh), as a sharding on an unknown mesh is
+            origin = Origin(f"{short_name(qn)} with {target.desc}", node, self.ma, self.function)
+            return Value(kind=V.ARRAY, multi=origin, placed_by=placed_by)
+        return Value(kind=V.UNKNOWN, placed_by=placed_by)
 
     def bind_args(self, fi: FuncInfo, pos: list, kw: dict) -> tuple:
         """``(record, bind)``: the local function of ``fi`` (or None) and its parameters'
@@ -345,7 +353,7 @@ class InvokeMixin:
             return P.build(elements, parts, rest, kind=V.INSTANCE if ret.kind == V.INSTANCE else None,
                            cls=ret.cls, container=ret.container)
         out = None
-        if ret.multi is not None:
+        if ret.multi is not None and not self.on_one_device_mesh(ret, bind, rec, node):
             out = V.multi(ret.multi.step(f"returned by {name}()", node, self.ma))
         for p, path in ret.deps:
             arg = bind.get(p)
@@ -377,6 +385,16 @@ class InvokeMixin:
             out = V.evolve(out, guard=guard[0], count_of=guard[1])
         return out
 
+    def on_one_device_mesh(self, ret: Value, bind: dict, rec, node) -> bool:
+        """Whether ``ret``, put by the callee on a sharding it built on a parameter's mesh
+        (multi-device unless told otherwise: ``facts.ON_MESH``), is given a one-device mesh
+        by this call."""
+        placed = ret.placed_by
+        if placed is None or not placed[0][1] or placed[0][1][-1] != ON_MESH:
+            return False
+        resolved = self.placed_through(placed, bind, rec, node)
+        return resolved is not None and resolved.kind == V.SAFE
+
     def placed_through(self, placed_by: tuple, bind: dict, rec, node):
         """``jax.device_put(x, s)`` inside a callee where ``s`` is (a part of) a parameter:
         what the caller's argument makes of it."""
@@ -384,15 +402,27 @@ class InvokeMixin:
         arg = bind.get(p)
         if arg is None:
             return None
+        on_mesh = bool(path) and path[-1] == ON_MESH     # a sharding the callee built on this mesh
+        if on_mesh:
+            path = path[:-1]
         target = read_argument(rec, p, arg, path)
+        if target.ref is not None and target.kind not in (V.SHARDING, V.DEVICE, V.MESH) and self.rec is not None:
+            # the caller's own parameter (``outer(sh): return place(sh)``): a placement on it,
+            # for the caller's callers (a node of another module is not kept)
+            local = getattr(rec, "owner", None) is self.ma
+            return Value(kind=V.ARRAY, placed_by=((target.ref[0], target.ref[1] + ((ON_MESH,) if on_mesh else ())),
+                                                  desc, where if local else None, function if local else None))
         if target.kind == V.SHARDING:
             owner = getattr(rec, "owner", None)
             local = owner is self.ma and where is not None
             origin = Origin(f"{desc} with {target.desc}", where if local else node, self.ma if local else self.ma,
                             function if local else self.function)
             return V.multi(origin.step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
-        if target.kind == V.DEVICE:
+        if target.kind == V.DEVICE or target.kind == V.MESH and placements.single(target):
             return V.SAFE_VALUE
+        if target.kind == V.MESH or on_mesh:   # a sharding the callee built on the caller's mesh
+            return V.multi(Origin(f"{desc} with a NamedSharding on `{self.text(arg[1])}`", node, self.ma,
+                                  self.function).step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
         return None
 
     def map_guard(self, ret: Value, bind: dict, rec, node):

@@ -71,15 +71,49 @@ def local_names(node) -> tuple:
     return frozenset(v.bound - v.declared), frozenset(v.declared)
 
 
+# what a global may hold whatever the caller passed: arrays, placements, the project's callables
+_KEPT = (V.FUNC, V.CLASS, V.INSTANCE, V.SHARDING, V.MESH, V.DEVICE, V.DEVICE_LIST)
+
+
+def _leaf(v):
+    if v.multi is not None:
+        return V.evolve(v, deps=frozenset(), ref=None, param_array=None, placed_by=None)
+    if v.kind in _KEPT and not v.deps and v.ref is None:
+        return v
+    return V.UNKNOWN_VALUE
+
+
 def concrete(v):
-    """The part of ``v`` that is multi-device whatever the caller passes (no dependence on
-    a parameter), or None when there is none: what a call leaves in a global."""
-    if v is None or not V.carries_multi(v, deps=False):
+    """The part of ``v`` that holds whatever the caller passes (no dependence on a parameter):
+    multi-device arrays, placements (``DATA_SHARDING = NamedSharding(...)``) and the project's
+    functions, classes and instances (a registry's ``EXPORTERS[name] = fn``); None when there
+    is none.  What a call leaves in a global."""
+    if v is None:
         return None
-    if v.structured:
-        return P.map_leaves(v, lambda leaf: V.evolve(leaf, deps=frozenset(), ref=None, param_array=None,
-                                                       placed_by=None) if leaf.multi is not None else V.SAFE_VALUE)
-    return V.evolve(v, deps=frozenset(), ref=None, param_array=None, placed_by=None)
+    if v.structured and v.kind != V.INSTANCE:
+        out = P.map_leaves(v, _leaf)
+        return out if V.carries_multi(out, deps=False) or _holds_kept(out) else None
+    out = _leaf(v)
+    return None if out is V.UNKNOWN_VALUE else out
+
+
+def _holds_kept(v, depth: int = 0) -> bool:
+    if v is None or depth > 4:
+        return False
+    if v.kind in _KEPT:
+        return True
+    return _holds_kept(v.rest, depth + 1) or any(_holds_kept(e, depth + 1) for e in v.elements or ()) \
+        or any(_holds_kept(p, depth + 1) for _, p in v.parts or ())
+
+
+def _written(old, new):
+    """What a global holds once a call wrote ``new`` into it: ``new`` over a placeholder
+    (``DATA_SHARDING = None`` until ``setup()`` sets it: a join with ``None`` would lose the
+    sharding), else the join of both."""
+    if old is None or old.kind == V.QNAME and old.qname == "builtins.None" \
+            or old.kind in (V.SAFE, V.UNKNOWN) and not old.structured and old.multi is None and not old.deps:
+        return new
+    return V.join(old, new)
 
 
 class ModuleStateMixin:
@@ -132,8 +166,8 @@ class ModuleStateMixin:
             if self.rec is not None and owner is self.ma and V.carries_multi(got):
                 self.global_writes[name] = V.join(self.global_writes.get(name), got)
             fixed = concrete(got)
-            if fixed is None:
-                continue
-            owner.globals[name] = V.join(owner.globals.get(name), fixed)
+            if fixed is None or owner is not self.ma:
+                continue    # (another module's names: its result must not depend on the order files are analysed in)
+            owner.globals[name] = _written(owner.globals.get(name), fixed)
             if owner is self.ma and self.env is not None and (self.rec is None or name in self.env):
-                self.env[name] = V.join(self.env.get(name), fixed)
+                self.env[name] = _written(self.env.get(name), fixed)

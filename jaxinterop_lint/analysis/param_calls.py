@@ -44,17 +44,22 @@ class ParamCallsMixin:
             arg = bind.get(param)
             if arg is None:
                 continue
-            recv = self.argument_part(rec, param, arg, path, node)
-            method = recv.cls.methods.get(attr) if recv.kind == V.INSTANCE and recv.cls is not None else None
-            if method is not None and (method.kind != V.FUNC or method.func is None or method.func.local is None):
-                continue
-            if method is None and (recv.ref is None or self.rec is None):
-                continue
-            args = [(self.instantiate(v, bind, rec, node), None) for v in pos]
-            kwargs = {k: (self.instantiate(v, bind, rec, node), None) for k, v in kw}
-            if method is not None:
-                receiver = (recv, arg[1] if not path else None)
-                self.apply(node, V.evolve(method, func=replace(method.func, bound=(receiver,))), args, kwargs)
-            else:
-                self.note_param_call(inner, recv, attr, args, kwargs)
+            whole = self.argument_part(rec, param, arg, path, node)
+            # an instance of one of several classes (``[Printer(), Mirror()]``): each one's method
+            for recv in (V.evolve(whole, others=()),) + whole.others if whole.kind == V.INSTANCE else (whole,):
+                self._run_one(node, rec, bind, arg, path, recv, attr, pos, kw, inner)
+
+    def _run_one(self, node, rec, bind, arg, path, recv, attr, pos, kw, inner) -> None:
+        method = recv.cls.methods.get(attr) if recv.kind == V.INSTANCE and recv.cls is not None else None
+        if method is not None and (method.kind != V.FUNC or method.func is None or method.func.local is None):
+            return
+        if method is None and (recv.ref is None or self.rec is None):
+            return
+        args = [(self.instantiate(v, bind, rec, node), None) for v in pos]
+        kwargs = {k: (self.instantiate(v, bind, rec, node), None) for k, v in kw}
+        if method is not None:
+            receiver = (recv, arg[1] if not path else None)
+            self.apply(node, V.evolve(method, func=replace(method.func, bound=(receiver,))), args, kwargs)
+        else:
+            self.note_param_call(inner, recv, attr, args, kwargs)
 

@@ -267,7 +267,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     if a.kind == b.kind and a.kind not in (ARRAY, UNKNOWN, SAFE):
         kind = a.kind
         base = a if a.multi or not b.multi else b
-        if kind in (FUNC, CLASS) and (a.func != b.func or a.cls is not b.cls):
+        if kind in (FUNC, CLASS) and (a.func != b.func or a.cls is not b.cls) \
+                or kind == INSTANCE and a.cls is not b.cls and a.cls is not None and b.cls is not None:
             first, second = (a, b) if base is a else (b, a)
             others = _alternatives(first, second)
     elif {a.kind, b.kind} == {SHARDING, DEVICE}:
@@ -363,7 +364,8 @@ def join_all(values) -> Value:
 def as_array(value: Value) -> Value:
     """The array computed from ``value`` (``y + 1``, ``y.sum()``, ``jnp.f(y)``): it keeps
     the multi-device origin and parameter dependences, and drops everything else."""
-    if value.multi is None and not value.deps and not value.param_array and value.donated is None:
+    if value.multi is None and not value.deps and not value.param_array and value.donated is None \
+            and value.placed_by is None:
         if value.kind in (SAFE, FOREIGN):
             return SAFE_VALUE
         return UNKNOWN_VALUE
@@ -371,7 +373,9 @@ def as_array(value: Value) -> Value:
             and value.false_guard is None and value.donated is None and value.func is None \
             and value.guard is None and value.count_of is None:
         return value
-    return Value(kind=ARRAY, multi=value.multi, deps=value.deps, param_array=value.param_array)
+    # (a placement on a parameter's sharding is kept: ``device_put(x, sh) * 2`` is on ``sh``)
+    return Value(kind=ARRAY, multi=value.multi, deps=value.deps, param_array=value.param_array,
+                 placed_by=value.placed_by)
 
 
 def extend(value: Value, key: str) -> Value:

@@ -45,6 +45,8 @@ _MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_
                       r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
                       r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 _TARGET = re.compile(r"[A-Za-z_]\w*")
+# a statement that calls a method of a name (``holder.set(v)``), on ``"\n" + text``
+_CALLED_ON = re.compile(r"\n[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(")
 _DEFINES = ("def ", "class ", "async ", "@")
 
 
@@ -68,6 +70,8 @@ def _bound_elsewhere(units: list) -> list:
                 extra += [t for m in _FOR.findall(body) for t in _TARGET.findall(m)]
             if "=" in body or "(" in body:
                 extra += [n for n in _MUTATED.findall(body) if n in defined]
+            if "." in body and "(" in body:     # ``holder.set(v)``: a method may store its argument
+                extra += [n for n in _CALLED_ON.findall("\n" + body) if n in defined]
             if extra:
                 names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
         out.append((names, body))
