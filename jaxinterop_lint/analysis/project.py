@@ -19,6 +19,11 @@ from typing import Callable, Optional
 from .values import QNAME, Value
 
 
+# the most names one resolution looks up (star imports of star imports ...): past it the
+# name is unknown
+_MAX_LOOKUPS = 64
+
+
 def is_frozen(ma) -> bool:
     """Whether ``ma`` is a module summary loaded from the cache (it has globals but no
     syntax tree to walk), not a real analysis."""
@@ -256,7 +261,7 @@ class Project:
             value, owners = self._resolved[qualified]
         else:
             owners: set = set()
-            value = self._lookup(qualified, owners, 0, demand)
+            value = self._lookup(qualified, owners, 0, demand, set())
             if value is not None:
                 self._resolved[qualified] = (value, owners)
         if importer is not None:
@@ -289,9 +294,14 @@ class Project:
                 return i, mod, path
         return None
 
-    def _lookup(self, qualified: str, owners: set, depth: int, demand: bool = False) -> Optional[Value]:
-        if depth > 20:
+    def _lookup(self, qualified: str, owners: set, depth: int, demand: bool = False,
+                seen: Optional[set] = None) -> Optional[Value]:
+        # ``seen``: the names this resolution looked up already (star imports form cycles and
+        # fan out: scipy's ``from ._x import *`` chains made the search exponential)
+        if depth > 20 or seen is not None and (qualified in seen or len(seen) > _MAX_LOOKUPS):
             return None
+        if seen is not None:
+            seen.add(qualified)
         parts = qualified.split(".")
         found = self._module_of(parts)
         if found is None:
@@ -308,7 +318,7 @@ class Project:
         if value is None:
             # a name its ``from m import *`` binds (the last such module that has it)
             for base in reversed(getattr(ma, "star_modules", ())):
-                found = self._lookup(".".join([base, parts[i]] + rest), owners, depth + 1, demand)
+                found = self._lookup(".".join([base, parts[i]] + rest), owners, depth + 1, demand, seen)
                 if found is not None:
                     return found
             return None
@@ -316,7 +326,7 @@ class Project:
             target = ".".join([value.qname] + rest)
             if target.split(".")[0] not in self.top_names:
                 return Value(kind=QNAME, qname=target)
-            return self._lookup(target, owners, depth + 1, demand) or Value(kind=QNAME, qname=target)
+            return self._lookup(target, owners, depth + 1, demand, seen) or Value(kind=QNAME, qname=target)
         for attr in rest:
             if value.cls is not None and attr in value.cls.methods:
                 value = value.cls.methods[attr]
