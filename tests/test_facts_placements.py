@@ -114,8 +114,15 @@ PLACEMENTS = {
         m = jax.make_mesh((len(devices),), ("x",))
         jax.device_put(x, NamedSharding(m, P())).unsafe_buffer_pointer()  # expect: JXI003
     """,
+    # a module-level constant shape (analysis/constants.py): one device, runs on 8 (stop 36)
     "make_mesh_shape_variable": HEADER + """
         shape = (1,)
+        m = jax.make_mesh(shape, ("x",))
+        jax.device_put(x, NamedSharding(m, P())).unsafe_buffer_pointer()
+    """,
+    "make_mesh_shape_rebound": HEADER + """
+        shape = (1,)
+        shape = (len(devices),)
         m = jax.make_mesh(shape, ("x",))
         jax.device_put(x, NamedSharding(m, P())).unsafe_buffer_pointer()  # expect: JXI003
     """,

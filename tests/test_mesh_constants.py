@@ -3,11 +3,10 @@ fixture ``fixtures/runtime/mesh_constants.py`` is run on 8 CPU devices by
 ``tests/test_runtime_truth.py``)."""
 from __future__ import annotations
 
-import libcst as cst
 import pytest
 
 from jaxinterop_lint import Config, lint_source
-from jaxinterop_lint.analysis.constants import module_constants
+from jaxinterop_lint.analysis.constants import text_constants
 
 HEAD = """\
 import jax
@@ -24,7 +23,8 @@ torch.from_dlpack(x)
 
 
 def _flagged(consts: str, size: str) -> bool:
-    text = HEAD + consts + BODY.replace("SIZE", size)
+    body = BODY.replace("(SIZE,)", size[1:]) if size.startswith("*") else BODY.replace("SIZE", size)
+    text = HEAD + consts + body
     return bool(lint_source(text, "m.py", Config()).findings)
 
 
@@ -38,11 +38,35 @@ def _flagged(consts: str, size: str) -> bool:
     ("CFG = {'dp': 1}\nCFG['dp'] = 8\n", "CFG['dp']", True),        # an entry changed
     ("CFG = {'dp': 1}\nCFG.update(dp=8)\n", "CFG['dp']", True),
     ("N = jax.device_count()\n", "N", True),
+    ("SHAPE = {'d': (1,)}\n", "*SHAPE['d']", False),
+    ("class Cfg:\n    n = 1\n", "Cfg.n", False),
+    ("class Cfg:\n    n = 1\nCfg.n = 8\n", "Cfg.n", True),
 ])
 def test_a_mesh_sized_by_a_module_constant(consts, size, flagged):
     assert _flagged(consts, size) is flagged
 
 
 def test_the_constants_of_a_module():
-    text = "A = 1\nB = {'x': 2, 'y': z}\nC = 3\nC += 1\nfor D in range(2):\n    pass\nD = 4\n"
-    assert module_constants(cst.parse_module(text), text) == {"A": 1, ("B", "x"): 2}
+    text = ("A = 1\nB = {'x': 2, 'y': z, 's': (1, 2)}\nC = 3\nC += 1\nfor D in range(2):\n    pass\nD = 4\n"
+            "class K:\n    n = 1\n    m = (2,)\nclass L:\n    n = 1\nL.n = 8\nS = (1,)\n")
+    assert text_constants(text) == {"A": 1, ("B", "x"): 2, ("B", "s"): (1, 2), ("K", "n"): 1, ("K", "m"): (2,),
+                                    "S": (1,)}
+
+
+def test_a_constant_shape_and_an_imported_constant(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pk").mkdir()
+    (tmp_path / "pk" / "__init__.py").write_text("")
+    (tmp_path / "pk" / "cfg.py").write_text("N = 1\nWIDE = 8\nSHAPE = (1,)\n")
+    body = HEAD + "from pk.cfg import N, SHAPE, WIDE\n" + BODY
+    (tmp_path / "one.py").write_text(body.replace("SIZE", "N"))
+    (tmp_path / "shape.py").write_text(body.replace("(SIZE,)", "SHAPE"))
+    (tmp_path / "wide.py").write_text(body.replace("SIZE", "WIDE"))
+    r = subprocess.run([sys.executable, "-m", "jaxinterop_lint", "--no-cache", "."], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "wide.py:" in r.stdout and "one.py:" not in r.stdout and "shape.py:" not in r.stdout, r.stdout

@@ -1,67 +1,84 @@
 """Module-level integer constants, for the shapes of meshes and device lists:
-``N_DEVICES = 1`` then ``jax.make_mesh((N_DEVICES,), ("d",))``, or ``CONFIG = {"dp": 1}`` then
-``jax.make_mesh((CONFIG["dp"],), ("dp",))``, is a mesh of one device (its arrays export).
+``N_DEVICES = 1`` then ``jax.make_mesh((N_DEVICES,), ("d",))``, ``CONFIG = {"dp": 1}`` then
+``jax.make_mesh((CONFIG["dp"],), ("dp",))``, ``SMALL = {"shape": (1,)}`` then
+``jax.make_mesh(SMALL["shape"], ...)``, ``class Cfg: n = 1`` then ``(Cfg.n,)``, or ``N``
+imported from another module of the project, is a mesh of one device (its arrays export).
 
-A name counts when the module binds it once, at top level, to an integer literal (or a dict
-display whose entries at string keys are integer literals), and nothing else in the text can
-change it: no other top-level binding, no ``global`` statement naming it, no ``NAME[...] =``
-or ``NAME.update(`` (read from the module's text: a superset of what changes it).
+A name counts when its module binds it once, at top level, to an integer or a tuple of
+integers (or a dict display whose entries at string keys are such, or a class whose body
+binds such names), and nothing else in the text can change it: no other top-level binding,
+no ``global`` statement naming it, no ``NAME[...] =``, ``NAME.attr =`` or ``NAME.update(``
+(read from the module's text: a superset of what changes it).  Read with CPython's ``ast``
+from the text, so another module's constants cost no libcst parse.
 """
 from __future__ import annotations
 
+import ast
+import os
 import re
 from typing import Optional
 
 import libcst as cst
 
 
-def _int(node) -> Optional[int]:
-    if isinstance(node, cst.Integer):
-        return int(node.value, 0)
+def _const(node):
+    """An int, or a tuple of ints, that ``node`` (an ``ast`` expression) is written as; None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+        items = [_const(e) for e in node.elts]
+        return tuple(items) if all(type(i) is int for i in items) else None
     return None
 
 
-def _key(node) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+def _entries(name: str, value, found: dict) -> None:
+    """The constant entries of a dict display bound to ``name``."""
+    for k, v in zip(value.keys, value.values):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str) and _const(v) is not None:
+            found[(name, k.value)] = _const(v)
 
 
-def module_constants(module: cst.Module, source: str) -> dict:
-    """``{name: int, (name, key): int}`` of the constants of ``module`` (see the module
-    docstring); ``source`` is its text."""
+def text_constants(text: str) -> dict:
+    """``{name: int or tuple, (name, key): ...}`` of the constants of a module's ``text``
+    (see the module docstring; ``(name, key)`` for a dict's entry or a class's attribute);
+    {} where ``ast`` cannot parse it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
     found: dict = {}
     bound: dict = {}
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = []
-                if isinstance(small, cst.Assign):
-                    targets = [t.target for t in small.targets]
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                    targets = [small.target]
-                for t in targets:
-                    if isinstance(t, cst.Name):
-                        bound[t.value] = bound.get(t.value, 0) + 1
-                        value = getattr(small, "value", None)
-                        if isinstance(small, cst.AugAssign) or len(targets) != 1:
-                            continue
-                        n = _int(value)
-                        if n is not None:
-                            found[t.value] = n
-                        elif isinstance(value, cst.Dict):
-                            for el in value.elements:
-                                if isinstance(el, cst.DictElement) and _key(el.key) is not None \
-                                        and _int(el.value) is not None:
-                                    found[(t.value, _key(el.key))] = _int(el.value)
-        else:   # a name an if/try/for/with/def/class binds too is bound twice: no constant
-            for name in _compound_binds(stmt):
-                bound[name] = bound.get(name, 0) + 1
+    for stmt in tree.body:
+        targets, value = [], None
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            targets, value = [stmt.target], getattr(stmt, "value", None)
+        if targets:
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        bound[n.id] = bound.get(n.id, 0) + 1
+            t = targets[0]
+            if len(targets) == 1 and isinstance(t, ast.Name) and not isinstance(stmt, ast.AugAssign):
+                if _const(value) is not None:
+                    found[t.id] = _const(value)
+                elif isinstance(value, ast.Dict):
+                    _entries(t.id, value, found)
+            continue
+        if isinstance(stmt, ast.ClassDef):
+            bound[stmt.name] = bound.get(stmt.name, 0) + 1
+            for inner in stmt.body:
+                if isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
+                        and isinstance(inner.targets[0], ast.Name) and _const(inner.value) is not None:
+                    found[(stmt.name, inner.targets[0].id)] = _const(inner.value)
+            continue
+        for k in _module_binds(stmt):   # a name another statement binds is bound twice: no constant
+            bound[k] = bound.get(k, 0) + 1
     out = {}
     for k, v in found.items():
         name = k if isinstance(k, str) else k[0]
-        if bound.get(name) != 1 or _changed(name, source):
+        if bound.get(name) != 1 or _changed(name, text):
             continue
         out[k] = v
     return out
@@ -110,36 +127,84 @@ class TargetBinds(cst.CSTVisitor):
             self._target(t.value)
 
 
-def _compound_binds(stmt) -> set:
-    """The names a compound top-level statement binds in the module (:class:`TargetBinds`)."""
-    v = TargetBinds()
-    stmt.visit(v)
-    return v.bound
+def _module_binds(stmt) -> list:
+    """The names a top-level statement binds in the module: its def's name, its imports, its
+    assignment, ``for``, ``with`` and ``except`` targets at any depth outside the functions,
+    classes and lambdas it defines."""
+    out: list = []
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(n.name)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.append(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.extend(a.asname or a.name.split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.append(n.name)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _changed(name: str, source: str) -> bool:
     """Whether the text may change ``name`` besides its one binding."""
     e = re.escape(name)
     return re.search(r"\bglobal\b[^\n]*\b%s\b|(?<![\w.])%s[ \t]*(?:\[[^\n=]*\][ \t]*(?:[-+*/]?=)(?!=)|"
-                     r"\.[ \t]*(?:update|setdefault|pop|clear)[ \t]*\()" % (e, e), source) is not None
+                     r"\.[ \t]*\w+[ \t]*(?:[-+*/]?=)(?!=)|\.[ \t]*(?:update|setdefault|pop|clear)[ \t]*\()"
+                     % (e, e), source) is not None
 
 
-def constant_int(walker, node) -> Optional[int]:
-    """The constant integer ``node`` (a name or ``NAME["key"]``) stands for in ``walker``'s
-    module, or None: a name bound in the function walked is never one."""
+def _key(node) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _constants_of(walker, name: str) -> tuple:
+    """``(constants, key prefix)`` where ``name`` (a name the walked module uses) is found:
+    the module's own constants, or those of the project module it imports ``name`` from
+    (``from pk.cfg import N``: ``pk/cfg.py``'s, read from its text)."""
     ma = walker.ma
     consts = getattr(ma, "_int_constants", None)
     if consts is None:
-        consts = ma._int_constants = module_constants(ma.module, ma.source or "")
-    if not consts:
-        return None
+        consts = ma._int_constants = text_constants(ma.source or "")
+    held = ma.globals.get(name)
+    if held is None or not held.via_import or held.qname is None or ma.project is None:
+        return consts, name
+    module, _, attr = held.qname.rpartition(".")
+    path = ma.project.find_module(module) if module else None
+    if path is None:
+        return {}, name
+    cache = ma.project.__dict__.setdefault("_text_constants", {})
+    key = os.path.abspath(path)
+    if key not in cache:
+        try:
+            with open(key, encoding="utf-8") as f:
+                cache[key] = text_constants(f.read())
+        except (OSError, UnicodeDecodeError, ValueError):
+            cache[key] = {}
+    return cache[key], attr
+
+
+def constant_int(walker, node):
+    """The constant (an int, or a tuple of ints) ``node`` stands for in ``walker``'s module
+    (a name, ``NAME["key"]`` or ``NAME.attr``; a name imported from a project module is
+    that module's constant), or None: a name bound in the function walked is never one."""
     if isinstance(node, cst.Name):
-        name, key = node.value, node.value
+        name, rest = node.value, None
     elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 \
             and isinstance(node.slice[0].slice, cst.Index) and _key(node.slice[0].slice.value) is not None:
-        name, key = node.value.value, (node.value.value, _key(node.slice[0].slice.value))
+        name, rest = node.value.value, _key(node.slice[0].slice.value)
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        name, rest = node.value.value, node.attr.value
     else:
         return None
     if walker.rec is not None and walker.env is not None and name in walker.env:
         return None     # a local of the function
-    return consts.get(key)
+    consts, there = _constants_of(walker, name)
+    return consts.get(there if rest is None else (there, rest))

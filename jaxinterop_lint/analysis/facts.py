@@ -203,8 +203,9 @@ class FactsMixin:
             return V.SAFE_VALUE
         return None
 
-    def int_constant(self, node) -> Optional[int]:
-        """The module-level integer constant ``node`` stands for, or None (:mod:`.constants`)."""
+    def int_constant(self, node):
+        """The module-level constant (an int or a tuple of ints) ``node`` stands for, or None
+        (:mod:`.constants`)."""
         from .constants import constant_int
 
         return constant_int(self, node)

@@ -44,8 +44,9 @@ def count(shape: Optional[tuple]) -> Optional[int]:
 def literal_int(node, const=None) -> Optional[int]:
     """The value of an integer literal (``3``, ``-1``), or of a module constant ``const(node)``
     says it stands for (:mod:`.constants`), or None."""
-    if const is not None and isinstance(node, (cst.Name, cst.Subscript)):
-        return const(node)
+    if const is not None and isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)):
+        value = const(node)
+        return value if type(value) is int else None
     if isinstance(node, cst.Integer):
         return int(node.value, 0)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
@@ -57,6 +58,10 @@ def literal_int(node, const=None) -> Optional[int]:
 def literal_shape(node, const=None) -> Optional[tuple]:
     """A shape written as literals: ``(1,)``, ``[2, 4]``, ``8`` -> a tuple of ints (a ``-1``
     or any other expression is an unknown dimension, None); None when not a tuple/list/int."""
+    if const is not None and isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)):
+        value = const(node)     # a constant shape (``SHAPE = (1,)``)
+        if isinstance(value, tuple):
+            return tuple(n if n >= 0 else None for n in value)
     if isinstance(node, (cst.Tuple, cst.List)):
         dims = []
         for el in node.elements:
