@@ -127,3 +127,19 @@ def test_pytest_on_8_devices_fails_where_the_finding_is(tmp_path):
                         "tests"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
     assert "FAILED tests/test_export.py::test_export - BufferError" in r.stdout, r.stdout[-2000:]
     assert "1 failed, 1 passed" in r.stdout, r.stdout[-2000:]
+
+
+def test_a_star_import_of_a_package_whose_init_star_imports_a_module(tmp_path):
+    """``from pk import *`` with ``from .core import *`` in ``pk/__init__.py`` takes ``core``'s
+    names (a fresh helper's hunt, stop 36: the plan followed only the ``__init__``'s own)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pk").mkdir()
+    (tmp_path / "pk" / "__init__.py").write_text("from .core import *\n")
+    (tmp_path / "pk" / "core.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+        "def make_sharded():\n    mesh = jax.make_mesh((jax.device_count(),), ('d',))\n"
+        "    return jax.device_put(jax.numpy.ones(8), NamedSharding(mesh, P('d')))\n")
+    (tmp_path / "main.py").write_text("import torch\nfrom pk import *\n\ntorch.from_dlpack(make_sharded())\n")
+    r = _lint(tmp_path, "--no-cache", ".")
+    assert r.returncode == 1 and "main.py:4:1: JXI002" in r.stdout, r.stdout + r.stderr

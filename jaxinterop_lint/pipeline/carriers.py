@@ -202,7 +202,10 @@ class Carriers:
         bound = self._bound.get(path, {})
         if name is None or name == "*":     # the module taken whole (``from m import *``)
             if os.path.basename(path) == "__init__.py":
-                return any(self.counts(origin) for origin, _ in u.values()), ()
+                # what the package itself names, and, for ``from pkg import *``, what its own
+                # star imports re-export (``from .core import *`` in the ``__init__``)
+                star = [(t, k) for t, k in bound.get("*", ()) if t != path] if name == "*" else []
+                return any(self.counts(origin) for origin, _ in u.values()), star
             return False, [(path, n) for n in u]
         if name in u:
             origin, used = u[name]
