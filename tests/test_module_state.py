@@ -190,3 +190,76 @@ def test_the_class_in_another_module_of_a_git_project(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "pkg/data.py:9:" in r.stdout and "called from main()" in r.stdout, r.stdout
+
+
+def test_a_reader_defined_before_the_writer_s_caller_is_analysed_again():
+    """``flush`` defined above the ``main`` that fills ``BUF`` (a new user's report, stop 36):
+    functions are analysed in definition order, and a reader analysed before a write is
+    analysed again once the module's functions are done."""
+    text = HEAD + textwrap.dedent("""\
+        BUF = []
+
+
+        def collect(v):
+            BUF.append(v)
+
+
+        def flush():
+            return [torch.from_dlpack(b) for b in BUF]
+
+
+        def main():
+            collect(jax.device_put(jnp.ones(8), S))
+            flush()
+        """)
+    assert [c for _, c in _codes(text)] == ["JXI002"]
+
+
+def test_a_setup_function_nobody_calls_here_still_fills_the_global():
+    """A library's ``setup()`` is called by its users: what it writes whatever its arguments
+    is what the global may hold for every function of the module."""
+    text = HEAD + textwrap.dedent("""\
+        STATE = None
+
+
+        def fill():
+            global STATE
+            STATE = jax.device_put(jnp.ones(8), S)
+
+
+        def export_state():
+            return torch.from_dlpack(STATE)
+        """)
+    assert [c for _, c in _codes(text)] == ["JXI002"]
+    assert _codes(text.replace("jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")) == []
+
+
+def test_the_result_does_not_depend_on_another_file_importing_the_module(tmp_path):
+    """A module reached through another file's import first gave no finding of its own, and
+    the cache made the result depend on which files were linted before (a new user's report)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "reg.py").write_text(HEAD + textwrap.dedent("""\
+        REGISTRY = {}
+
+
+        def register(name, value):
+            REGISTRY[name] = value
+
+
+        def fill():
+            register("w", jax.device_put(jnp.ones(8), S))
+
+
+        def export_one():
+            return torch.from_dlpack(REGISTRY["w"])
+        """))
+    (tmp_path / "c0.py").write_text("from pkg import reg\n")
+    outs = []
+    for args in (["--no-cache", "pkg"], ["--no-cache", "."], ["clean"], ["."], ["pkg/reg.py"], ["."]):
+        r = subprocess.run([sys.executable, "-m", "jaxinterop_lint", *args], cwd=tmp_path, capture_output=True, text=True)
+        if args != ["clean"]:
+            outs.append(r.stdout.count("pkg/reg.py:") if args != ["pkg/reg.py"] else r.stdout.count("reg.py:"))
+    assert outs == [1, 1, 1, 1, 1], outs

@@ -50,6 +50,7 @@ def analyse_function(ma, rec) -> Summary:
         stored = None if rec.name.endswith("__init__") else self_writes_of(rec)
         fields = tuple((k[1:], p) for k, p in own.parts or ()
                        if k.startswith(".") and (stored is None or k[1:] in stored))
+    walker.publish_writes()
     return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
                    donates=walker.donated_params,
                    yields=yields, fields=fields, globals_=walker.globals_summary(),

@@ -51,6 +51,7 @@ class ModuleAnalysis:
         self.imports_jax = False
         self.ffi = ffi.FfiCallbacks()
         self.analysed_count = 0
+        self.globals_changed = 0    # writes of functions into the globals (module_state.publish)
         self._positions = None
         self.masker = None
         self.partial = None     # made for some top-level names only (pipeline/partial.py)
@@ -111,6 +112,18 @@ class ModuleAnalysis:
         while i < len(self.functions):
             self.summary(self.functions[i])
             i += 1
+        # A function analysed before another wrote a global it reads (``flush()`` defined
+        # above the ``main()`` that fills ``BUF``): analysed again with what the globals hold
+        # now (values only grow, so this ends; at most twice).
+        for _ in range(2):
+            stale = [r for r in self.functions
+                     if r.state == "done" and getattr(r, "globals_seen", self.globals_changed) < self.globals_changed]
+            if not stale:
+                break
+            for r in stale:
+                r.state = "new"
+            for r in stale:
+                self.summary(r)
         return self
 
     def conftests(self) -> list:
@@ -210,6 +223,7 @@ class ModuleAnalysis:
             return rec.summary or Summary()
         from .functions import analyse_function
 
+        rec.globals_seen = self.globals_changed
         for _ in range(4):
             rec.state = "running"
             rec.recursive = False

@@ -106,6 +106,17 @@ def _holds_kept(v, depth: int = 0) -> bool:
         or any(_holds_kept(p, depth + 1) for _, p in v.parts or ())
 
 
+def publish(ma, name: str, value) -> None:
+    """Let module analysis ``ma``'s global ``name`` hold ``value`` too (:func:`_written`),
+    counting a change (``ma.globals_changed``: functions analysed before it are analysed
+    again)."""
+    old = ma.globals.get(name)
+    new = _written(old, value)
+    if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
+        ma.globals[name] = new
+        ma.globals_changed += 1
+
+
 def _written(old, new):
     """What a global holds once a call wrote ``new`` into it: ``new`` over a placeholder
     (``DATA_SHARDING = None`` until ``setup()`` sets it: a join with ``None`` would lose the
@@ -168,6 +179,17 @@ class ModuleStateMixin:
             fixed = concrete(got)
             if fixed is None or owner is not self.ma:
                 continue    # (another module's names: its result must not depend on the order files are analysed in)
-            owner.globals[name] = _written(owner.globals.get(name), fixed)
+            publish(owner, name, fixed)
             if owner is self.ma and self.env is not None and (self.rec is None or name in self.env):
                 self.env[name] = _written(self.env.get(name), fixed)
+
+    def publish_writes(self) -> None:
+        """At the end of a function's walk: what it writes into its module's names whatever
+        its arguments (``def setup(): global STATE; STATE = sharded``) is what those names may
+        hold for every function of the module, called or not (a library's ``setup()`` is
+        called by its users); the module's functions that read them are analysed again
+        (:meth:`~.module.ModuleAnalysis.analyse_functions`)."""
+        for name, v in self.global_writes.items():
+            fixed = concrete(v)
+            if fixed is not None:
+                publish(self.ma, name, fixed)

@@ -116,8 +116,6 @@ class Masker:
             imports = [u.is_import for u in units]
             self.defines = [u.defines for u in units]
             self.is_def = [u.is_def for u in units]
-            if "global" in text or "." in text:
-                self._module_writes()
             self.nodes = _Classes(units)
             aliases = sink_aliases(nodes, sink_names)
         else:
@@ -128,6 +126,8 @@ class Masker:
             self.nodes = [None] * len(self.stmts)
         if not self.stmts:
             return
+        if "global" in text or "." in text:     # (both readers: the masking must not depend on which)
+            self._module_writes()
         self.usable = True
         self._parts: dict = {}
         chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
