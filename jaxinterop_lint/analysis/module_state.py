@@ -76,7 +76,7 @@ _KEPT = (V.FUNC, V.CLASS, V.INSTANCE, V.SHARDING, V.MESH, V.DEVICE, V.DEVICE_LIS
 
 
 def _leaf(v):
-    if v.multi is not None:
+    if v.multi is not None and v.placed_by is None:   # (one placed on a parameter's mesh: the caller's)
         return V.evolve(v, deps=frozenset(), ref=None, param_array=None, placed_by=None)
     if v.kind in _KEPT and not v.deps and v.ref is None:
         return v
