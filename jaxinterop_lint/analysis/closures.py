@@ -45,7 +45,7 @@ def specialize(ret, bind: dict, rec, node, here):
             given[name] = arg[0]
     if not given:
         return ret
-    memo = owner.__dict__.setdefault("_specialized", {})
+    memo = owner.specialized
     key = (id(local.node), id(node))
     special = memo.get(key)
     if special is None:

@@ -20,6 +20,8 @@ from typing import Optional
 
 import libcst as cst
 
+from ..astbinds import binds
+
 
 def _const(node):
     """An int, or a tuple of ints, that ``node`` (an ``ast`` expression) is written as; None."""
@@ -73,7 +75,7 @@ def text_constants(text: str) -> dict:
                         and isinstance(inner.targets[0], ast.Name) and _const(inner.value) is not None:
                     found[(stmt.name, inner.targets[0].id)] = _const(inner.value)
             continue
-        for k in _module_binds(stmt):   # a name another statement binds is bound twice: no constant
+        for k in binds(stmt):   # a name another statement binds is bound twice: no constant
             bound[k] = bound.get(k, 0) + 1
     out = {}
     for k, v in found.items():
@@ -81,72 +83,6 @@ def text_constants(text: str) -> dict:
         if bound.get(name) != 1 or _changed(name, text):
             continue
         out[k] = v
-    return out
-
-
-class TargetBinds(cst.CSTVisitor):
-    """The names a statement binds in its own scope (not inside the functions and classes
-    it defines, whose names it binds): assignment, ``for`` and ``as`` targets, walrus."""
-
-    def __init__(self):
-        self.bound: set = set()
-
-    def visit_FunctionDef(self, node) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_AssignTarget(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AsName(self, node) -> None:
-        self._target(node.name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._target(node.target)
-
-    def _target(self, t) -> None:
-        if isinstance(t, cst.Name):
-            self.bound.add(t.value)
-        elif isinstance(t, (cst.Tuple, cst.List)):
-            for el in t.elements:
-                self._target(el.value)
-        elif isinstance(t, cst.StarredElement):
-            self._target(t.value)
-
-
-def _module_binds(stmt) -> list:
-    """The names a top-level statement binds in the module: its def's name, its imports, its
-    assignment, ``for``, ``with`` and ``except`` targets at any depth outside the functions,
-    classes and lambdas it defines."""
-    out: list = []
-    stack = [stmt]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.append(n.name)
-            continue
-        if isinstance(n, ast.Lambda):
-            continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.append(n.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out.extend(a.asname or a.name.split(".")[0] for a in n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            out.append(n.name)
-        stack.extend(ast.iter_child_nodes(n))
     return out
 
 
@@ -170,9 +106,9 @@ def _constants_of(walker, name: str) -> tuple:
     the module's own constants, or those of the project module it imports ``name`` from
     (``from pk.cfg import N``: ``pk/cfg.py``'s, read from its text)."""
     ma = walker.ma
-    consts = getattr(ma, "_int_constants", None)
+    consts = ma.int_constants
     if consts is None:
-        consts = ma._int_constants = text_constants(ma.source or "")
+        consts = ma.int_constants = text_constants(ma.source or "")
     held = ma.globals.get(name)
     if held is None or not held.via_import or held.qname is None or ma.project is None:
         return consts, name
@@ -180,8 +116,9 @@ def _constants_of(walker, name: str) -> tuple:
     path = ma.project.find_module(module) if module else None
     if path is None:
         return {}, name
-    cache = ma.project.__dict__.setdefault("_text_constants", {})
+    cache = ma.project.text_constants
     key = os.path.abspath(path)
+    ma.depends_on.add(key)      # its text decides (an edit of it judges this module again)
     if key not in cache:
         try:
             with open(key, encoding="utf-8") as f:

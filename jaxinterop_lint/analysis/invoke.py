@@ -18,6 +18,14 @@ from .facts import ON_MESH
 from .values import FuncInfo, Origin, Value
 
 
+def _on_one_device_mesh(ret: Value, placed) -> bool:
+    """Whether ``ret``, put by the callee on a sharding it built on a parameter's mesh
+    (multi-device unless told otherwise: ``facts.ON_MESH``), is given a one-device mesh by
+    the call (``placed``: :meth:`InvokeMixin.placed_through` of its placement)."""
+    path = ret.placed_by[0][1] if ret.placed_by is not None else ()
+    return bool(path) and path[-1] == ON_MESH and placed is not None and placed.kind == V.SAFE
+
+
 def catches_name(names, raised: str) -> bool:
     """Whether an ``except`` catching ``names`` (None: bare) catches ``raised`` (the test of
     :func:`jaxinterop_lint.rules.base.catches`, without the release check)."""
@@ -152,7 +160,7 @@ class InvokeMixin:
         placed_by = (dep, short_name(qn), node, self.function)
         if dep[1] and dep[1][-1] == ON_MESH:
             # a sharding built on a parameter's mesh: multi-device unless a caller gives a
-            # one-device mesh (on_one_device_mesh), as a sharding on an unknown mesh is
+            # one-device mesh (_on_one_device_mesh), as a sharding on an unknown mesh is
             origin = Origin(f"{short_name(qn)} with {target.desc}", node, self.ma, self.function)
             return Value(kind=V.ARRAY, multi=origin, placed_by=placed_by)
         return Value(kind=V.UNKNOWN, placed_by=placed_by)
@@ -353,7 +361,8 @@ class InvokeMixin:
             return P.build(elements, parts, rest, kind=V.INSTANCE if ret.kind == V.INSTANCE else None,
                            cls=ret.cls, container=ret.container)
         out = None
-        if ret.multi is not None and not self.on_one_device_mesh(ret, bind, rec, node):
+        placed = self.placed_through(ret.placed_by, bind, rec, node) if ret.placed_by is not None else None
+        if ret.multi is not None and not _on_one_device_mesh(ret, placed):
             out = V.multi(ret.multi.step(f"returned by {name}()", node, self.ma))
         for p, path in ret.deps:
             arg = bind.get(p)
@@ -366,7 +375,7 @@ class InvokeMixin:
                 v = V.evolve(v, multi=v.multi.step(f"{name}() of `{given}`", node, self.ma))
             out = V.join(out, v)
         if ret.placed_by is not None:
-            out = V.join(out, self.placed_through(ret.placed_by, bind, rec, node))
+            out = V.join(out, placed)
         guard = self.map_guard(ret, bind, rec, node)
         if out is None and ret.kind == V.FUNC:
             from .closures import specialize
@@ -384,16 +393,6 @@ class InvokeMixin:
         if guard is not None:
             out = V.evolve(out, guard=guard[0], count_of=guard[1])
         return out
-
-    def on_one_device_mesh(self, ret: Value, bind: dict, rec, node) -> bool:
-        """Whether ``ret``, put by the callee on a sharding it built on a parameter's mesh
-        (multi-device unless told otherwise: ``facts.ON_MESH``), is given a one-device mesh
-        by this call."""
-        placed = ret.placed_by
-        if placed is None or not placed[0][1] or placed[0][1][-1] != ON_MESH:
-            return False
-        resolved = self.placed_through(placed, bind, rec, node)
-        return resolved is not None and resolved.kind == V.SAFE
 
     def placed_through(self, placed_by: tuple, bind: dict, rec, node):
         """``jax.device_put(x, s)`` inside a callee where ``s`` is (a part of) a parameter:

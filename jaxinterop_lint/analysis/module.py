@@ -52,6 +52,8 @@ class ModuleAnalysis:
         self.ffi = ffi.FfiCallbacks()
         self.analysed_count = 0
         self.globals_changed = 0    # writes of functions into the globals (module_state.publish)
+        self.specialized: dict = {}     # (nested def, call) -> its specialised record (closures.py)
+        self.int_constants = None       # the module's constants, read on first use (constants.py)
         self._positions = None
         self.masker = None
         self.partial = None     # made for some top-level names only (pipeline/partial.py)

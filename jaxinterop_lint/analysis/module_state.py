@@ -13,8 +13,50 @@ from __future__ import annotations
 import libcst as cst
 
 from . import parts as P
-from .constants import TargetBinds
 from . import values as V
+
+
+class TargetBinds(cst.CSTVisitor):
+    """The names a statement binds in its own scope (not inside the functions and classes
+    it defines, whose names it binds): assignment, ``for`` and ``as`` targets, walrus."""
+
+    def __init__(self):
+        self.bound: set = set()
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_AssignTarget(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node) -> None:
+        self._target(node.name)
+
+    def visit_NamedExpr(self, node) -> None:
+        self._target(node.target)
+
+    def _target(self, t) -> None:
+        if isinstance(t, cst.Name):
+            self.bound.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                self._target(el.value)
+        elif isinstance(t, cst.StarredElement):
+            self._target(t.value)
 
 
 class _Locals(TargetBinds):

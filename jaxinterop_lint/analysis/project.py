@@ -72,6 +72,7 @@ class Project:
         self.by_path: dict[str, object] = {}
         self.running: set[str] = set()
         self._resolved: dict = {}
+        self.text_constants: dict = {}  # file -> its constants (analysis/constants.py)
         self.analysed_paths: list = []
         self.complete: set = set()   # modules whose every function was analysed
         self.incoming: dict = {}     # callee file -> ContextTable of its reported callers' contexts

@@ -18,8 +18,8 @@ from collections import Counter
 from typing import Optional
 
 from .scanner import blank as _blank, class_lines, scan, statements as scan_statements
-from .statements import (Unsplit, class_body, group, lazy_statements, parse, sink_aliases, statements,
-                         stored_attributes, uses_of)
+from .statements import (Unsplit, class_body, group, lazy_statements, module_writes, parse, sink_aliases,
+                         statements, stored_attributes, uses_of)
 
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
@@ -126,11 +126,11 @@ class Masker:
             self.nodes = [None] * len(self.stmts)
         if not self.stmts:
             return
+        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
         if "global" in text or "." in text:     # (both readers: the masking must not depend on which)
-            self._module_writes()
+            self._module_writes(chunks)
         self.usable = True
         self._parts: dict = {}
-        chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
         if "numba" in roots:
             # A kernel launch ``k[grid, block](x)`` is a sink: calls of kernels count.
             for chunk, names in zip(chunks, self.defines):
@@ -151,14 +151,11 @@ class Masker:
             for n in names:
                 self.by_name.setdefault(n, []).append(i)
 
-    def _module_writes(self) -> None:
+    def _module_writes(self, chunks: list) -> None:
         """A def writing a module name (``global X``, ``BUF.append(v)``) defines it too, and
         so does a statement calling such a def (:func:`~.statements.module_writes`): kept
         code reading ``BUF`` keeps what fills it."""
-        from .statements import module_writes
-
-        bodies = [(tuple(d), "".join(self.lines[a:b + 1])) for d, (a, b) in zip(self.defines, self.stmts)]
-        for i, more in enumerate(module_writes(bodies, self.is_def)):
+        for i, more in enumerate(module_writes([(tuple(d), c) for d, c in zip(self.defines, chunks)], self.is_def)):
             if more:
                 self.defines[i] = set(self.defines[i]) | more
 

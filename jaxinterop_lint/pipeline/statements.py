@@ -16,6 +16,8 @@ import ast
 import re
 from typing import Optional
 
+from ..astbinds import bound_into as _bound
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -121,26 +123,6 @@ def uses_of(node) -> frozenset:
             elif isinstance(v, ast.AST):
                 push(v)
     return frozenset(out)
-
-
-def _bound(node, out: set) -> None:
-    """Names a statement binds in the scope it is in (not inside the functions and classes
-    it defines): assignment, ``for``/``with``/``except`` targets, imports, defs, walrus."""
-    if isinstance(node, _DEFS):
-        out.add(node.name)
-        return
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        for a in node.names:
-            out.add(a.asname or a.name.split(".")[0])
-        return
-    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        out.add(node.id)
-    elif isinstance(node, ast.ExceptHandler) and node.name:
-        out.add(node.name)
-    elif isinstance(node, ast.Lambda):
-        return
-    for child in ast.iter_child_nodes(node):
-        _bound(child, out)
 
 
 def group(body: list, text_lines: int, offset: int = 0) -> list:
