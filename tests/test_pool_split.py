@@ -185,6 +185,21 @@ def test_no_workers_while_other_processes_keep_the_cores_busy(tmp_path, monkeypa
     assert _split(paths, 2) == (names, [])
     monkeypatch.undo()                     # the real test of the load, on a 2-core machine
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    for load, busy in ((3.5, True), (2.2, True), (1.2, False), (0.3, False)):
+    proc = tmp_path / "loadavg"
+    monkeypatch.setattr(pool, "PROC_LOADAVG", str(proc))
+    # the average over the last minute, and the tasks running now (this one among them)
+    for load, now, busy in ((3.5, "4/300", True), (2.2, "3/300", True), (1.2, "3/300", False),
+                            (0.3, "1/300", False),
+                            # a minute of tests on every core just ended: the cores are free now
+                            (3.5, "1/300", False), (2.2, "2/300", False)):
+        proc.write_text(f"{load:.2f} 1.00 1.00 {now} 4242\n")
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 1.0, 1.0))
+        assert pool.cores_busy() is busy, (load, now)
+    # where the count now cannot be read (no /proc), the average alone decides
+    proc.write_text("garbled\n")
+    assert pool.running_now() is None
+    for load, busy in ((3.5, True), (2.2, True), (1.2, False)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 1.0, 1.0))
         assert pool.cores_busy() is busy, load
+    monkeypatch.setattr(pool, "PROC_LOADAVG", str(tmp_path / "absent"))
+    assert pool.running_now() is None

@@ -18,6 +18,7 @@ here and one in each forked worker, handed back through a pipe.
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 _SESSION = None   # the session the workers serve (inherited through fork)
 # The least bytes of independent files for workers to pay on 2 cores (bench/ and the corpus:
@@ -86,14 +87,39 @@ def uses_workers(paths: list, jobs: int, sizes=None) -> bool:
 
 def cores_busy() -> bool:
     """Whether other processes keep this machine's cores busy: the 1-minute load average is
-    over the core count less half a core.  Measured on 2 cores, the jax sources with
-    workers / without: 0.64x at a load of 1.0-1.3, 0.97x at 2.2, 1.2-1.3x at 3.5-4 (workers
-    then only add the fork and the results to ship).  False where the load is unknown."""
+    over the core count less half a core, and so is the count of tasks running now, this
+    one left out (:func:`running_now`).  Measured on 2 cores, the jax sources with workers /
+    without: 0.64x at a load of 1.0-1.3, 0.97x at 2.2, 1.2-1.3x at 3.5-4 (workers then only
+    add the fork and the results to ship).  The average alone lags a minute behind: after a
+    test suite or a flake8 run on every core it said busy on idle cores (bench/'s rows after
+    its flake8 rows ran transformers without workers, 1.44 s against 1.09 s).  False where
+    the load is unknown; the average alone where the count now is."""
     try:
         load = os.getloadavg()[0]
     except (OSError, AttributeError):
         return False
-    return load > (os.cpu_count() or 1) - 0.5
+    cores = os.cpu_count() or 1
+    if load <= cores - 0.5:
+        return False
+    now = running_now()
+    return now is None or now > cores - 0.5
+
+
+# The kernel's load figures: the fourth field is ``running/total`` tasks at this instant
+# (Linux, proc(5)); elsewhere there is none.
+PROC_LOADAVG = "/proc/loadavg"
+
+
+def running_now() -> Optional[int]:
+    """The tasks (threads) running or runnable at this instant on the machine, this
+    process's one left out, from the fourth field of :data:`PROC_LOADAVG` (``"3/412"``:
+    3 running); None where it cannot be read."""
+    try:
+        with open(PROC_LOADAVG, encoding="ascii") as f:
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(running - 1, 0)
 
 
 def split(paths: list, jobs: int, shares, analyse_here) -> list:
