@@ -8,12 +8,13 @@ from __future__ import annotations
 import glob
 import os
 import random
+import re
 
 import pytest
 import scan_reference as ref
 
 from jaxinterop_lint import Config
-from jaxinterop_lint.pipeline import scan, toplevel
+from jaxinterop_lint.pipeline import carriers, scan, toplevel
 from jaxinterop_lint.pipeline.facts import ORIGIN_WEAK, facts_of, words_for
 from jaxinterop_lint.pipeline.run import Session
 from jaxinterop_lint.pipeline.words import DEFAULT, bare_roles
@@ -46,6 +47,9 @@ EDGES = [
     "t = 0\nt += 1\nt[0] **= 2\nt.a //= 3\nt <= 1\nt != 2\nt.a >= 3\nt[1] == 4\nt <<= 5\nf(t=1)\n",
     "h = {}\nh['a'].append(y)\nh.b[0].extend(z)\nh[g(1)].add(2)\nh['a'].appendx(1)\n", "p = {}\np['w'] = v\np[k] == v\nq.append(v)\np .append (v)\n",
     "p = []\nfor k in ks:\n    p.extend(k)\nwith m:\n    p.attr = 1\np.attr == 2\ntorch.from_dlpack(p[0])\n",
+    # attribute names and keyword names are no uses of a module's names; "x = 1" keeps x
+    "y = x.dtype + f(dtype=t)\nz = a==b\nw = a<=b\nv=u\ndef f(m=m, *, k: K=None):\n    q := 1\n    x . dtype\n    x. dtype\n",
+    "a=b=c\nf(a.b=1)\nx.a==b\n1e5\n0x1f.real\nmylib.f(x)\nx.mylib.g\nmylib . h\nmylibx.k\nmylib.a.b\n",
     "with f() as a, g() as (b):\n    pass\nfor (i, *j) in k:\n    pass\nasync for q in r: pass\ntry:\n    pass\n"
     "except E as e:\n    pass\n@d\ndef f():\n    for z in w: pass\nclass C:\n    with x as y: pass\n",
 ]
@@ -95,6 +99,12 @@ def test_the_fast_scanners_agree_with_the_regular_expressions(texts):
                     assert scan.non_literal_use(t, w, root, scan.Aliases(t)) == \
                         ref._non_literal_use(t, w, root, ref.Aliases(t)), (w, root, t)
                 assert scan.non_literal_use(t, w) == ref._non_literal_use(t, w), (w, t)
+            known = set(ref._IDENT.findall(t))
+            assert known & carriers.free_names(t) == known & set(carriers.FREE_NAME.findall(t)), repr(t)
+            modules = frozenset({"x", "np", "torch", "jax"} | set(sorted(known)[:4]))
+            assert carriers.used_names(t, set(), modules) == frozenset(
+                f"{m}.{a}" for m in modules for a in re.findall(r"\b%s[ \t]*\.[ \t]*([A-Za-z_]\w*)" % re.escape(m), t)), \
+                repr(t)
             for roots in ({"torch"}, {"numpy", "cupy"}, set()):
                 assert scan.consumer(t, DEFAULT, roots, frozenset({"from_dlpack"})) == \
                     ref._consumer(t, DEFAULT, roots, frozenset({"from_dlpack"})), (roots, t)
@@ -191,3 +201,24 @@ def test_a_comment_inside_a_parenthesised_import_hides_no_name(tmp_path):
         "def export(x, mesh):\n    return torch.from_dlpack(shard(x, mesh))\n")
     result = lint_paths([str(tmp_path)], Config(), use_cache=False)
     assert [(f.path.rsplit("/", 1)[-1], f.code, f.line) for f in result.findings] == [("use.py", "JXI002", 6)]
+
+
+def test_attribute_and_keyword_names_are_no_uses_of_a_module_name(tmp_path):
+    # keras: the JAX backend defines a sharded ``dtype`` at top level; a NumPy converter that
+    # reads ``x.dtype`` and passes ``dtype=...`` hands on nothing of it, a bare ``dtype`` does
+    jax_backend = ("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n"
+                   "if jax.device_count() > 1:\n    dtype = jax.device_put(1.0, NamedSharding(mesh, P()))\n\n\n"
+                   "def convert(x):\n    if x.dtype == 'bfloat16':\n        return np.array(x, dtype=float)\n"
+                   "    return np.array(x)\n\n\ndef leak(x):\n    return dtype\n")
+    proj = project(tmp_path, {"pkg/backend.py": jax_backend,
+                              "pkg/slicing.py": "import torch\nfrom pkg.backend import convert\n\n\n"
+                                                "def to_torch(x):\n    return torch.from_dlpack(convert(x))\n",
+                              "pkg/leaking.py": "import torch\nfrom pkg.backend import leak\n\n\n"
+                                                "def to_torch(x):\n    return torch.from_dlpack(leak(x))\n"})
+    s = Session(str(proj), Config(), use_cache=False)
+    backend = str(proj / "pkg" / "backend.py")
+    u = s.plan.units(backend)
+    assert u["convert"][1] == frozenset({"convert"}) and "dtype" in u["leak"][1]
+    assert not s.plan.carrier_name(backend, "convert") and s.plan.carrier_name(backend, "leak")
+    assert not s.plan.direct(str(proj / "pkg" / "slicing.py"))
+    assert s.plan.direct(str(proj / "pkg" / "leaking.py"))

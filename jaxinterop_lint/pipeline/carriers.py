@@ -12,18 +12,44 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, foreign_calls, named, origin_level, renamed
 from .scan import Aliases, bound_names, consumer_in, import_roots, plain_lines, taken_names, uses_any
-from .toplevel import IDENT, strip_prose, units_of
+from .toplevel import strip_prose, units_of
 
 # A unit that defines a function or class (its decorators first): device-count words there
 # do not make its name a carrier (only module-level values, such as a mesh, do).
 _DEFINES_UNIT = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*(?:async[ \t]+)?(?:def|class)\b")
 
 
-# ``pkg.name``: an attribute read of a module bound by ``import pkg``
-_DOTTED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*\.[ \t]*([A-Za-z_]\w*)")
+# A name a unit uses: an identifier that no word character or dot comes right before (not an
+# attribute: ``x.dtype`` uses ``x``), nor a lone ``=`` right after (not a keyword argument or
+# a parameter with a default: ``f(dtype=d)``, ``def f(dtype=None)``): free_names' reference
+FREE_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?![\w]|=(?!=))")
+# free_names' fast spelling for ASCII text: "==" made spaces and a space put after each "=",
+# every byte but letters, digits, "_", "." and "=" made a space, then each dot with the
+# attribute names (and a "=") after it left out; the words left that end with "=" are no
+# identifier, so the callers' sets of identifiers keep none of them
+_NAME_BYTES = bytes(c if c < 128 and (chr(c).isalnum() or chr(c) in "._=") else 0x20 for c in range(256))
+_ATTRIBUTES = re.compile(rb"\.[A-Za-z0-9_.]*=?")
+
+
+def free_names(body: str) -> set:
+    """The names ``body`` uses as values: the words of :data:`FREE_NAME` (identifiers but
+    attribute names and keyword or parameter names before a lone ``=``), and, for an ASCII
+    text, maybe words that are no identifier (``1e5``, ``dtype=``): the callers keep those
+    of a set of identifiers.  A top-level ``dtype`` is not used by ``x.dtype`` nor by
+    ``np.array(x, dtype=t)`` (keras' ``convert_to_numpy`` does both, and counting them made
+    every module converting to NumPy reached by a sharded ``dtype`` of the JAX backend:
+    issue 16).  ``x = 1`` (spaces around ``=``) keeps ``x``: an assignment's target is the
+    unit's own name (:func:`~.toplevel.units_of`), a use of it costs nothing."""
+    if not body.isascii():
+        return set(FREE_NAME.findall(body))
+    raw = body.encode("ascii")
+    if b"=" in raw:
+        raw = raw.replace(b"==", b"  ").replace(b"=", b"= ")
+    return set(_ATTRIBUTES.sub(b" ", raw.translate(_NAME_BYTES)).decode("ascii").split())
 
 
 def plain_modules(f: dict, words) -> frozenset:
@@ -34,13 +60,24 @@ def plain_modules(f: dict, words) -> frozenset:
 
 
 def used_names(body: str, known: set, modules: frozenset) -> frozenset:
-    """The names of ``known`` that ``body`` uses, and ``"pkg.name"`` for each attribute it
-    reads of a module of ``modules`` (``mylib.shard_batch`` with ``import mylib``: what a
-    package's ``__init__`` re-exports is followed to its module, :meth:`Carriers.bound_to`)."""
-    used = set(known.intersection(IDENT.findall(body)))
-    if modules:
-        used.update(f"{a}.{b}" for a, b in _DOTTED.findall(body) if a in modules)
+    """The names of ``known`` that ``body`` uses (:func:`free_names`: not as attribute
+    names), and ``"pkg.name"`` for each attribute it reads of a module of ``modules``
+    (``mylib.shard_batch`` with ``import mylib``: what a package's ``__init__`` re-exports
+    is followed to its module, :meth:`Carriers.bound_to`)."""
+    used = known & free_names(body)
+    for module in modules:
+        if module in body:
+            used.update(f"{module}.{b}" for b in _attribute_of(module).findall(body))
     return frozenset(used)
+
+
+@lru_cache(maxsize=1024)
+def _attribute_of(module: str):
+    """``pkg.name``, an attribute read of the module ``module`` bound by ``import pkg``:
+    ``\\bmodule[ \\t]*\\.[ \\t]*([A-Za-z_]\\w*)``, spelled word first so that a search
+    skips to its occurrences (:func:`~.scan.word_re`); its one group is ``name``."""
+    m = re.escape(module)
+    return re.compile(r"%s(?<![\w]%s)[ \t]*\.[ \t]*([A-Za-z_]\w*)" % (m, m))
 
 
 def _search(memo: dict, start, step) -> bool:
