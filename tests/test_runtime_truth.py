@@ -65,7 +65,12 @@ def test_flagged_lines_fail_and_unflagged_cases_run(path):
             continue
         (f,) = mine
         line = f.extra.get("sink_line", f.line)
-        assert result["line"] == line, f"{case}: flagged line {line}, failed at {result['line']}"
+        if " called by " in f.message:
+            # a consumer handed to a helper (higher_order.py) raises inside the helper; the
+            # call that handed it over is on the stack
+            assert [path.name, line] in result["frames"] and result["line"] != line, (case, result)
+        else:
+            assert result["line"] == line, f"{case}: flagged line {line}, failed at {result['line']}"
         named = re.search(r"raises (\w+)", f.message)
         if named and f.code in ("JXI001", "JXI002", "JXI003", "JXI007"):
             assert named.group(1) in result["classes"], f"{case}: {named.group(1)} not in {result['classes']}"

@@ -152,6 +152,12 @@ class CallMixin(FactsMixin):
                 # ``obj(x)`` is ``type(obj).__call__(obj, x)``: the method bound to ``obj``
                 receiver = (f, getattr(node, "func", None))
                 return self.apply(node, V.evolve(call, func=replace(call.func, bound=(receiver,))), pos, kw)
+        ref = f.ref if f.ref is not None else (next(iter(f.deps)) if len(f.deps) == 1 else None)
+        if ref is not None and kind in (V.UNKNOWN, V.ARRAY):
+            # a parameter called (``def apply(fn, x): return fn(x)``), or what it holds
+            # (``self.sink(x)``): what it is, the caller says (param_calls.py:
+            # ``apply(torch.from_dlpack, sharded)``, ``Runner(torch.from_dlpack).run(sharded)``)
+            self.note_param_call(node, V.evolve(f, ref=ref), None, pos, kw)
         return V.UNKNOWN_VALUE
 
     def opened_on_demand(self, node, f: Value, pos: list, kw: dict, deferred: bool = False) -> Optional[Value]:
@@ -175,12 +181,16 @@ class CallMixin(FactsMixin):
         # 11 parses and 1.3 s, for no finding).
         # A deferred class uses a consumer: a parameter handed to it may be exported there.
         hands = handed(pos, kw) if deferred else not _names_class(f.qname) and any(carries_multi(v) for v in args)
-        if not (known or hands):
+        # A consumer handed over (``Runner(torch.from_dlpack)``, ``apply(TorchSink(), x)``):
+        # what it is called with there may be multi-device (param_calls.py).
+        consumer = any(self.is_consumer(v) for v in args)
+        if not (known or hands or consumer):
             return None
         opened = self.deferred_attribute(getattr(node, "func", None), f.qname)
         if opened is None:
             opened = project.resolve(f.qname, self.ma, demand=True)
-        return opened if opened is not None and opened.kind in ((V.FUNC, V.CLASS) if known or deferred else (V.FUNC,)) else None
+        kinds = (V.FUNC, V.CLASS) if known or deferred or consumer else (V.FUNC,)
+        return opened if opened is not None and opened.kind in kinds else None
 
     # -- library functions ---------------------------------------------------------------
     def library_call(self, node, qn: str, pos: list, kw: dict) -> Value:
@@ -327,7 +337,8 @@ class CallMixin(FactsMixin):
                 view = "torch" if qn.startswith("torch.") else "numpy"
                 self.record(FfiCopyEvent(node, f"{_short(qn)}()", subject, "copy=True", self.function, view))
             return result
-        self.sink(node, f"{_short(qn)}()", sink, value, subject)
+        called_by = f" called by {self.handed_to}()" if self.handed_to else ""   # ``apply(torch.from_dlpack, x)``
+        self.sink(node, f"{_short(qn)}(){called_by}", sink, value, subject)
         return result
 
     def ffi_host_copy(self, node, qn: str, pos: list, kw: dict) -> Value:
@@ -368,6 +379,8 @@ class CallMixin(FactsMixin):
             return V.FOREIGN_VALUE
         if fval.kind in (V.FUNC, V.QNAME):
             return self.computed([self.apply(node, fval, leaves, {})])
+        if fval.ref is not None and fval.kind in (V.UNKNOWN, V.ARRAY):
+            self.note_param_call(node, fval, None, leaves, {})     # a function the caller gives
         return V.UNKNOWN_VALUE
 
     def partial(self, fval: Value, pos: list, kw: dict) -> Value:

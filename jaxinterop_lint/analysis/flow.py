@@ -71,6 +71,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, Cl
         self.global_writes = {}   # module name -> the value this function leaves in it
         self._local_names = None
         self.param_calls = []     # methods called on a parameter (param_calls.py)
+        self.handed_to = None     # the function a consumer is handed to, while its call runs (param_calls.py)
         self._param_call_keys = set()
         versions.enter_function(self, rec)
 

@@ -1,4 +1,5 @@
-"""Methods called on a parameter: ``def consume(item): return item.to_torch()``.
+"""Methods called on a parameter (``def consume(item): return item.to_torch()``), and
+parameters called (``def apply(fn, x): return fn(x)``).
 
 Inside ``consume`` the class of ``item`` is not known, so the call is kept in the summary
 (``Summary.calls``: the parameter, the path read on it, the method's name and the
@@ -7,7 +8,10 @@ instance of a class of the project runs that method of it, with the receiver and
 the call gives (:meth:`ParamCallsMixin.run_param_calls`): ``consume(Item(sharded))`` reaches
 the export inside ``Item.to_torch`` as a calling context, as ``Item(sharded).to_torch()``
 would.  An argument that is itself a parameter of the caller hands the call on to the
-caller's summary (``relay(item): consume(item)``).
+caller's summary (``relay(item): consume(item)``).  A parameter that is called is kept the
+same way, with no method name: a call of ``apply(torch.from_dlpack, sharded)`` calls the
+consumer with ``sharded`` (a finding at that call), ``apply(helper, sharded)`` the
+project's ``helper``.
 """
 from __future__ import annotations
 
@@ -15,18 +19,44 @@ from dataclasses import replace
 
 from . import values as V
 
+def _argument_node(value, bind: dict):
+    """The caller's expression for ``value`` (an argument the callee hands on, in terms of
+    its parameters): the expression given for the parameter it is, or is a part of or
+    computed from (``fn(x)`` in ``apply(fn, x)``: the expression given for ``x``; the
+    leaves of ``jax.tree.map(fn, tree)``: the one given for ``tree``), else None."""
+    ref = value.ref if value.ref is not None else (min(value.deps) if value.deps else None)
+    if ref is None or ref[0] not in bind:
+        return None
+    return bind[ref[0]][1]
+
+
+def _stored(recv, attr: str):
+    """The value an instance holds in its attribute ``attr`` (stored by its ``__init__``:
+    ``self.sink = sink``), when that is something to call rather than a method of its
+    class; else None."""
+    if recv.kind != V.INSTANCE or (recv.cls is not None and attr in recv.cls.methods):
+        return None
+    key = V.attr_key(attr)
+    for k, part in recv.parts or ():
+        if k == key and part.kind in (V.QNAME, V.FUNC, V.INSTANCE, V.CLASS, V.LAUNCHER, V.DEFERRED):
+            return part
+    return None
+
+
 # the most method calls on parameters one summary keeps (a function calling many methods of
 # its argument: the first ones, in the order of the walk)
 MAX_CALLS = 32
 
 
 class ParamCallsMixin:
-    """The walker's side (:class:`~.flow.Walker` supplies ``rec``, ``instantiate``,
-    ``argument_part``, ``apply`` and ``param_calls``)."""
+    """The walker's side (:class:`~.flow.Walker` supplies ``ma``, ``rec``, ``instantiate``,
+    ``argument_part``, ``apply``, ``param_calls`` and ``handed_to``: the function whose kept
+    call of a parameter runs now, named in the consumer's message by ``calls.call_sink``)."""
 
     def note_param_call(self, node, recv, attr: str, pos: list, kw: dict) -> None:
         """``recv.attr(*pos, **kw)`` where ``recv`` is a part of a parameter of the function
-        walked (its ``ref``): kept for the summary."""
+        walked (its ``ref``), or with ``attr`` None ``recv(*pos, **kw)``: kept for the
+        summary."""
         if self.rec is None or recv.ref is None or len(self.param_calls) >= MAX_CALLS:
             return
         key = (recv.ref, attr, id(node))
@@ -38,8 +68,9 @@ class ParamCallsMixin:
     def run_param_calls(self, node, rec, bind: dict, calls: tuple) -> None:
         """A call of ``rec`` with ``bind`` (index -> (value, expression)): each method its
         summary calls on a parameter (``calls``) runs on the argument given there when that
-        is an instance of a class of the project; an argument that is a parameter of this
-        walk keeps the call for this walk's summary."""
+        is an instance of a class of the project, and a parameter it calls is the argument
+        called (a library function, such as a consumer, or one of the project); an argument
+        that is a parameter of this walk keeps the call for this walk's summary."""
         for param, path, attr, pos, kw, inner in calls:
             arg = bind.get(param)
             if arg is None:
@@ -49,17 +80,45 @@ class ParamCallsMixin:
             for recv in (V.evolve(whole, others=()),) + whole.others if whole.kind == V.INSTANCE else (whole,):
                 self._run_one(node, rec, bind, arg, path, recv, attr, pos, kw, inner)
 
+    def _call_arguments(self, node, rec, bind: dict, pos: tuple, kw: tuple) -> tuple:
+        """``(positional, keyword)`` Args of a kept call, instantiated with the call of
+        ``rec`` (``bind``), each with the caller's expression it comes from
+        (:func:`_argument_node`)."""
+        return ([(self.instantiate(v, bind, rec, node), _argument_node(v, bind)) for v in pos],
+                {k: (self.instantiate(v, bind, rec, node), _argument_node(v, bind)) for k, v in kw})
+
     def _run_one(self, node, rec, bind, arg, path, recv, attr, pos, kw, inner) -> None:
+        called = recv if attr is None else _stored(recv, attr)
+        if called is not None:
+            # the parameter itself called (``apply(torch.from_dlpack, x)``), or a function or
+            # callable object the argument holds (``self.sink(x)`` with ``Runner(sink)``)
+            before, self.handed_to = self.handed_to, rec.name
+            try:
+                self.apply(node, called, *self._call_arguments(node, rec, bind, pos, kw))
+            finally:
+                self.handed_to = before
+            return
         method = recv.cls.methods.get(attr) if recv.kind == V.INSTANCE and recv.cls is not None else None
         if method is not None and (method.kind != V.FUNC or method.func is None or method.func.local is None):
             return
         if method is None and (recv.ref is None or self.rec is None):
             return
-        args = [(self.instantiate(v, bind, rec, node), None) for v in pos]
-        kwargs = {k: (self.instantiate(v, bind, rec, node), None) for k, v in kw}
+        args, kwargs = self._call_arguments(node, rec, bind, pos, kw)
         if method is not None:
             receiver = (recv, arg[1] if not path else None)
             self.apply(node, V.evolve(method, func=replace(method.func, bound=(receiver,))), args, kwargs)
         else:
             self.note_param_call(inner, recv, attr, args, kwargs)
 
+    def is_consumer(self, v: V.Value) -> bool:
+        """Whether ``v`` is a consumer to call: a library function of the consumer tables
+        (``torch.from_dlpack``), an instance of a class of the project the plan deferred
+        (it uses one: :mod:`.deferred`), or a function of the project, or an instance whose
+        ``__call__`` is one, that exports a parameter."""
+        if v.kind in (V.QNAME, V.DEFERRED):
+            return v.kind == V.DEFERRED or v.qname in self.ma.kb.call_sinks
+        fn = v
+        if v.kind == V.INSTANCE and v.cls is not None:
+            fn = v.cls.methods.get("__call__") or (v.cls.methods.get(v.cls.call_method) if v.cls.call_method else None)
+        rec = fn.func.local if fn is not None and fn.kind == V.FUNC and fn.func is not None else None
+        return rec is not None and getattr(rec, "owner", None) is not None and bool(rec.owner.summary(rec).exports)
