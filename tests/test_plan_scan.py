@@ -13,7 +13,7 @@ import re
 import pytest
 import scan_reference as ref
 
-from jaxinterop_lint import Config
+from jaxinterop_lint import Config, lint_paths
 from jaxinterop_lint.pipeline import carriers, scan, toplevel
 from jaxinterop_lint.pipeline.facts import ORIGIN_WEAK, facts_of, words_for
 from jaxinterop_lint.pipeline.run import Session
@@ -222,3 +222,28 @@ def test_attribute_and_keyword_names_are_no_uses_of_a_module_name(tmp_path):
     assert not s.plan.carrier_name(backend, "convert") and s.plan.carrier_name(backend, "leak")
     assert not s.plan.direct(str(proj / "pkg" / "slicing.py"))
     assert s.plan.direct(str(proj / "pkg" / "leaking.py"))
+
+
+def test_the_gate_admits_a_function_that_builds_a_mesh(tmp_path):
+    """A mesh made by a helper of another module decides the size of a placement on it:
+    ``m = literal_one_mesh()`` then ``jax.device_put(x, NamedSharding(m, P()))`` is on one
+    device (hunt38 proj1, it ran).  The gate admits mesh builders (and the names of their
+    module using them), not a function that only lists devices."""
+    meshes = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n\n"
+              "def literal_one_mesh():\n    return jax.make_mesh((1,), ('d',))\n\n\n"
+              "def first_mesh():\n    return Mesh(np.array(jax.devices()[:1]), ('d',))\n\n\n"
+              "def big_mesh():\n    return literal_one_mesh()\n\n\n"
+              "def count():\n    return len(jax.devices())\n")
+    place = ("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+             "def place(x, mesh):\n    return jax.device_put(x, NamedSharding(mesh, P()))\n")
+    use = ("import jax.numpy as jnp\nimport torch\nfrom pkg.meshes import {name}\nfrom pkg.place import place\n\n"
+           "t = torch.from_dlpack(place(jnp.ones(8), {name}()))\n")
+    proj = project(tmp_path, {"pkg/meshes.py": meshes, "pkg/place.py": place,
+                              "pkg/one.py": use.format(name="literal_one_mesh"),
+                              "pkg/first.py": use.format(name="first_mesh")})
+    s = Session(str(proj), Config(), use_cache=False)
+    path = str(proj / "pkg" / "meshes.py")
+    assert [n for n in ("literal_one_mesh", "first_mesh", "big_mesh", "count") if s.plan.gate(path, n)] == \
+        ["literal_one_mesh", "first_mesh", "big_mesh"]
+    result = lint_paths([str(proj)], Config(), jobs=1)
+    assert not [f for f in result.findings if os.path.basename(f.path) in ("one.py", "first.py")], result.findings

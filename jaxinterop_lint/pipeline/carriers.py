@@ -271,6 +271,40 @@ class Carriers:
                     if k is None and t != path and os.path.basename(t) == "__init__.py"]
         return [(t, k) for t, k in bound.get(n, ()) if t != path]
 
+    def builds_placement(self, path: str, name: str) -> bool:
+        """Whether the top-level function or class ``name`` of ``path`` builds a mesh (its
+        text names a word of :func:`~.words.mesh_words`: ``make_mesh``, ``Mesh``), or uses a
+        name of its module that does.  Such a name hands
+        on no multi-device value, but its size decides whether a placement the analysis
+        sees is on one device (``m = literal_one_mesh()`` from another module, then
+        ``jax.device_put(x, NamedSharding(m, P()))``): :meth:`~.plan.Plan.gate` admits it."""
+        names = self._placing.get(path)
+        if names is None:
+            names = self._placing[path] = self._placement_names(path)
+        return name in names
+
+    def _placement_names(self, path: str) -> frozenset:
+        f = self.facts(path)
+        roots = {m.split(".")[0] for m, _ in f["imports"]} if f is not None else set()
+        if not roots & self.words.jax_roots:
+            return frozenset()
+        try:
+            text = self.texts.get(path)
+            text = plain_lines(text if text is not None else self.reader.text(path))
+        except Exception:
+            return frozenset()
+        out = {n for names, body in units_of(text) if names and named(strip_prose(body), self.words.meshes, roots, True)
+               for n in names}
+        units = self.units(path)
+        grew = bool(out)
+        while grew:     # and the names of the module using them
+            grew = False
+            for n, (_, used) in units.items():
+                if n not in out and used & out:
+                    out.add(n)
+                    grew = True
+        return frozenset(out)
+
     def carrier(self, path: str) -> bool:
         """Whether module ``path`` can make or hand on a multi-device value."""
         return self.carrier_name(path, None)

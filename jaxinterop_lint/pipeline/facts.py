@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..knowledge import apis
 from .scan import Aliases, Present, alone, consumer, guards_of, imports_of, plain_lines, taken_names, uses_in_role
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
-                    count_words, jax_words)
+                    count_words, jax_words, mesh_words)
 
 FACTS_VERSION = 22
 
@@ -32,6 +32,7 @@ class Words:
         # the origin words that make a multi-device value by themselves (ORIGIN_STRONG)
         self.strong_origins = jax_words(tuple(extra_sources), strong=True).by_root()
         self.counts = count_words().by_root()
+        self.meshes = mesh_words().by_root()
         bare = bare_jax_words()
         self.qualified_origins = {r: tuple(n for n in names if n not in bare) for r, names in self.origins.items()}
         self.bare_origins = tuple(sorted(bare, key=len, reverse=True))

@@ -81,6 +81,7 @@ class Plan(Carriers, HandOn):
         self._units: dict = {}
         self._carrier_name: dict = {}
         self._origin_reachable: dict = {}
+        self._placing: dict = {}        # path -> names that build a mesh or device list (builds_placement)
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self._absent: dict = {}
         self._too_many: set = set()
@@ -360,7 +361,8 @@ class Plan(Carriers, HandOn):
         (an alias, a re-export) in a module naming a consumer, or re-exported from a module
         that the gate admits for it or defers it (:meth:`~.handon.HandOn.origin`), or a
         unit that hands on names of a module naming a consumer (a factory:
-        :meth:`~.handon.HandOn.handed_on`).  A top-level function or
+        :meth:`~.handon.HandOn.handed_on`), or one that builds a mesh or device list
+        (:meth:`~.carriers.Carriers.builds_placement`).  A top-level function or
         class that uses a consumer and carries nothing is :meth:`deferred` instead."""
         f = self.facts(path)
         if f is None:
@@ -372,8 +374,9 @@ class Plan(Carriers, HandOn):
         if self.carrier_name(path, name):
             return True
         if name in self.units(path):
-            # a factory or wrapper handing on a name that may export (:mod:`.handon`)
-            return bool(self.handed_on(path, name)[0])
+            # a factory or wrapper handing on a name that may export (:mod:`.handon`), or a
+            # builder of a mesh or device list (its size decides a placement's)
+            return bool(self.handed_on(path, name)[0]) or self.builds_placement(path, name)
         if f["sink"]:
             return True
         # a re-export (``from .impl import Converter`` in a module naming no consumer): as

@@ -217,6 +217,16 @@ def count_words() -> Words:
     return Words(frozenset(_pairs(names)))
 
 
+def mesh_words() -> Words:
+    """The words of the tables that build a mesh (``apis.MESH_SHAPE_CALLS``,
+    ``MESH_CONSTRUCTORS``: ``make_mesh``, ``Mesh``, ``create_device_mesh``): a function
+    naming one decides the size of the placements made on what it returns."""
+    names: set = set()
+    for name in ("MESH_SHAPE_CALLS", "MESH_CONSTRUCTORS"):
+        names.update(_names(getattr(apis, name)))
+    return Words(frozenset(_pairs(names)))
+
+
 def _last_names(parts) -> tuple:
     names = set()
     for name in _families(parts):
