@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from .facts import ORIGIN_NONE, ORIGIN_STRONG, ORIGIN_WEAK, foreign_calls, named, origin_level, renamed
 from .scan import Aliases, bound_names, consumer_in, import_roots, plain_lines, taken_names, uses_any
-from .toplevel import strip_prose, units_of
+from .toplevel import strip_prose, units_of, with_users
 
 # A unit that defines a function or class (its decorators first): device-count words there
 # do not make its name a carrier (only module-level values, such as a mesh, do).
@@ -295,15 +295,7 @@ class Carriers:
             return frozenset()
         out = {n for names, body in units_of(text) if names and named(strip_prose(body), self.words.meshes, roots, True)
                for n in names}
-        units = self.units(path)
-        grew = bool(out)
-        while grew:     # and the names of the module using them
-            grew = False
-            for n, (_, used) in units.items():
-                if n not in out and used & out:
-                    out.add(n)
-                    grew = True
-        return frozenset(out)
+        return with_users(self.units(path), out)     # and the names of the module using them
 
     def carrier(self, path: str) -> bool:
         """Whether module ``path`` can make or hand on a multi-device value."""

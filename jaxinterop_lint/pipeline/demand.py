@@ -30,7 +30,7 @@ import re
 from typing import Optional
 
 from .scan import plain_lines
-from .toplevel import IDENT, strip_prose, units_of
+from .toplevel import IDENT, strip_prose, units_of, with_users
 from .store import Store, key_of
 
 CONTEXTS = "contexts-epoch"   # the store entry (a name in the cache folder) of the stored contexts
@@ -122,14 +122,7 @@ class Demand:
             bound = plan._bound.get(path, {})
             sinky = {n for n, ts in bound.items() if any(t != path and (plan.facts(t) or {}).get("sink") for t, _ in ts)}
             out |= {n for n, (_, used) in units.items() if used & sinky}
-        grew = True
-        while grew:
-            grew = False
-            for n, (_, used) in units.items():
-                if n not in out and used & out:
-                    out.add(n)
-                    grew = True
-        return frozenset(out)
+        return with_users(units, out)
 
     def hands_out(self, path: str, names, exporting, relayed: bool = True) -> bool:
         """Whether one of ``names`` (taken from ``path``: None the module, ``*`` all) can

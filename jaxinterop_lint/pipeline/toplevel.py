@@ -202,3 +202,18 @@ def strip_prose(text: str) -> str:
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def with_users(units: dict, names) -> frozenset:
+    """``names`` with the names of ``units`` (a module's units as
+    :meth:`~.carriers.Carriers.units` gives them: name -> (origin level, names used)) that
+    use one of them, transitively."""
+    out = set(names)
+    grew = bool(out)
+    while grew:
+        grew = False
+        for n, (_, used) in units.items():
+            if n not in out and used & out:
+                out.add(n)
+                grew = True
+    return frozenset(out)
