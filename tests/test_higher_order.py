@@ -97,3 +97,25 @@ def test_a_consumer_stored_on_an_instance_of_another_module(tmp_path):
     assert rows == ["hooks/sinks.py:6:16: JXI002 torch.from_dlpack()",
                     f"library.py:{line}:5: JXI002 torch.from_dlpack() called by Runner.run()"], r.stdout
     assert f"when TorchSink.__call__() is called at callable.py:{line}" in r.stdout, r.stdout
+
+
+def test_a_consumer_bound_to_a_name_of_another_module(tmp_path):
+    """``dl = functools.partial(torch.from_dlpack)`` (or ``dl = torch.from_dlpack``, or a dict of
+    consumers) in a module of the project is a consumer for the modules that take it: a file
+    that calls it with a sharded array is analysed, and flagged (hunt38 proj7 and proj10,
+    each raised BufferError)."""
+    r = _lint_git_project(tmp_path, {
+        "parts/__init__.py": "from .placement import *\n",
+        "parts/placement.py": "import functools\n\nimport jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n"
+                              "MESH = jax.make_mesh((jax.device_count(),), ('d',))\n"
+                              "shard_all = functools.partial(jax.device_put, device=NamedSharding(MESH, P('d')))\n",
+        "parts/exports.py": "import functools\n\nimport numpy as np\nimport torch\n\n"
+                            "dl = functools.partial(torch.from_dlpack)\nalias = torch.from_dlpack\n"
+                            "HANDLERS = {'torch': torch.from_dlpack, 'numpy': np.asarray}\n",
+        "main.py": "import jax.numpy as jnp\nfrom parts import shard_all\nfrom parts.exports import HANDLERS, dl, alias\n\n"
+                   "a = dl(shard_all(jnp.arange(16.0)))\nb = alias(shard_all(jnp.arange(16.0)))\nc = dl(jnp.arange(16.0))\n"
+                   "d = HANDLERS['torch'](shard_all(jnp.arange(16.0)))\ne = HANDLERS['numpy'](shard_all(jnp.arange(16.0)))\n"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert [line.split(" cannot ")[0] for line in r.stdout.splitlines() if ": JXI" in line] == [
+        "main.py:5:5: JXI002 torch.from_dlpack()", "main.py:6:5: JXI002 torch.from_dlpack()",
+        "main.py:8:5: JXI002 torch.from_dlpack()"], r.stdout

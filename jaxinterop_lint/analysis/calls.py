@@ -390,7 +390,8 @@ class CallMixin(FactsMixin):
                                                     bound=tuple(pos)))
         if fval.kind == V.FUNC:
             fi = fval.func
-            return Value(kind=V.FUNC, func=replace(fi, bound=fi.bound + tuple(v for v, _ in pos)))
+            return Value(kind=V.FUNC, func=replace(fi, bound=fi.bound + tuple(v for v, _ in pos),
+                                                   kwargs=fi.kwargs + tuple(kw.items())))
         return V.UNKNOWN_VALUE
 
     def wrap(self, node, qn: str, inner: Optional[Value], kw: dict, pos: tuple = ()) -> Value:

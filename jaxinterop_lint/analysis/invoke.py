@@ -188,6 +188,8 @@ class InvokeMixin:
             merged = dict(fi.kwargs)
             merged.update(kw)
             return self.library_call(node, fi.partial_of, list(fi.bound) + pos, merged)
+        if fi.kwargs:       # ``functools.partial(place, sharding=s)``: the call's own keywords win
+            kw = {**dict(fi.kwargs), **kw}
         rec, bind = self.bind_args(fi, pos, kw)
         result = None
         if rec is not None:

@@ -243,7 +243,14 @@ class ModuleAnalysis:
         functions are left out: no other statement can call them by their name."""
         return frozenset(r.name.rsplit(".", 1)[-1] for r in self.functions
                          if r.summary is not None and r.summary.exports and r.name != "<lambda>"
-                         and ("." not in r.name or r.cls is not None))
+                         and ("." not in r.name or r.cls is not None)) | self.consumer_aliases()
+
+    def consumer_aliases(self) -> frozenset:
+        """Module-level names bound to a consumer (``to_torch = torch.from_dlpack``, ``dl =
+        functools.partial(torch.from_dlpack)``), or to a container holding one (``HANDLERS =
+        {"torch": torch.from_dlpack}``): a call of one exports its argument, as a call of an
+        exporting function does."""
+        return frozenset(n for n, v in self.globals.items() if _holds_consumer(v, self.kb.call_sinks))
 
     def resolve_import(self, qualified: str) -> Value:
         """The value an import of ``qualified`` binds: a qualified-name reference.  Project
@@ -342,3 +349,18 @@ def _positions_of(module: cst.Module):
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
+def _holds_consumer(v, sinks, depth: int = 0) -> bool:
+    """Whether the value ``v`` is a consumer of ``sinks`` (a library function, or a
+    ``functools.partial`` of one) or a container holding one (parts three deep at most)."""
+    from . import values as V
+
+    if v.kind == V.QNAME:
+        return v.qname in sinks
+    if v.kind == V.FUNC:
+        return v.func is not None and v.func.partial_of in sinks
+    if depth >= 3 or not v.structured:
+        return False
+    inner = [*(v.elements or ()), *(p for _, p in v.parts or ())] + ([v.rest] if v.rest is not None else [])
+    return any(_holds_consumer(p, sinks, depth + 1) for p in inner)

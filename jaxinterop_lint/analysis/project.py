@@ -409,7 +409,7 @@ def _tops(ma) -> Optional[frozenset]:
     """:meth:`Project.exporting_tops` of the analysis ``ma`` as far as it has run."""
     if is_frozen(ma):
         return None
-    out = set()
+    out = set(ma.consumer_aliases())
     for r in ma.functions:
         if r.summary is not None and r.summary.exports:
             if r.name == "<lambda>":

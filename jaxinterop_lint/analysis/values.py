@@ -107,8 +107,8 @@ class FuncInfo:
     multi-device value exactly when an argument is one (plain jit); ``donate`` the donated
     positions and ``donate_names`` the donated parameter names; ``bound`` the leading
     arguments already bound (``functools.partial``, a bound method), each a value or a
-    ``(value, node)`` pair; ``kwargs`` the keyword arguments bound by ``functools.partial`` of
-    a library function.
+    ``(value, node)`` pair; ``kwargs`` the keyword arguments bound by ``functools.partial``
+    (name, (value, node)), of a library function or of one of this project.
     """
 
     local: Any = None

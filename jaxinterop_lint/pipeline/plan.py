@@ -43,6 +43,7 @@ from .handon import HandOn
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
+from .toplevel import units_of
 from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use, plain_lines,  # noqa: F401
                    taken_names, uses_any, uses_in_role)
 
@@ -399,7 +400,9 @@ class Plan(Carriers, HandOn):
 
     def consumer_defs(self, path: str) -> frozenset:
         """Names of the top-level functions and classes of ``path`` whose text uses a
-        consumer: those that may export a parameter (read from the text, never parsed)."""
+        consumer, and of its module-level names bound by a statement using one (an alias or
+        a ``functools.partial`` of a consumer): those that may export a parameter (read from
+        the text, never parsed)."""
         f = self.facts(path)
         if not f or not f["sink"]:
             return frozenset()
@@ -410,13 +413,17 @@ class Plan(Carriers, HandOn):
             except Exception:
                 return frozenset()
             roots = {m.split(".")[0] for m, _ in f["imports"]}
+            taken = taken_names(f["imports"])
             tops = [(m.start(), m.group(1)) for m in _TOP_DEF.finditer(text)]
             names = []
             for i, (start, name) in enumerate(tops):
                 end = tops[i + 1][0] if i + 1 < len(tops) else len(text)
-                if consumer(text[start:end], self.words.sinks, roots, taken_names(f["imports"])):
+                if consumer(text[start:end], self.words.sinks, roots, taken):
                     names.append(name)
-            f["defs"] = sorted(names)
+            # a module-level name bound to a consumer (``dl = functools.partial(torch.from_dlpack)``)
+            names += [n for unit, body in units_of(text) if unit and not body.startswith(("def ", "class ", "async ", "@"))
+                      and consumer(body, self.words.sinks, roots, taken) for n in unit]
+            f["defs"] = sorted(set(names))
         return frozenset(f["defs"])
 
     @staticmethod
