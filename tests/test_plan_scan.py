@@ -247,3 +247,28 @@ def test_the_gate_admits_a_function_that_builds_a_mesh(tmp_path):
         ["literal_one_mesh", "first_mesh", "big_mesh"]
     result = lint_paths([str(proj)], Config(), jobs=1)
     assert not [f for f in result.findings if os.path.basename(f.path) in ("one.py", "first.py")], result.findings
+
+
+def test_a_device_count_guard_of_another_module_guards(tmp_path):
+    """``MULTI = jax.device_count() > 1`` and ``def single_device(): return jax.device_count()
+    == 1`` in another module guard an export as they do in the module itself (hunt38 proj9:
+    both forms ran on 8 devices, each taking the host-copy branch).  The gate admits the
+    names that compare a device count with 1, not every function that lists devices."""
+    env = ("import jax\n\nMULTI = jax.device_count() > 1\nSINGLE_HOST = jax.process_count() == 1\n\n\n"
+           "def single_device():\n    return jax.device_count() == 1\n\n\n"
+           "def names():\n    return [d.id for d in jax.devices()]\n")
+    arrays = ("import jax\nimport jax.numpy as jnp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+              "def make():\n    mesh = jax.make_mesh((jax.device_count(),), ('d',))\n"
+              "    return jax.device_put(jnp.ones(16), NamedSharding(mesh, P('d')))\n")
+    head = "import numpy as np\nimport torch\nfrom pkg import env\nfrom pkg.arrays import make\nfrom pkg.env import single_device\n\nx = make()\n"
+    proj = project(tmp_path, {"pkg/env.py": env, "pkg/arrays.py": arrays,
+                              "pkg/flag.py": head + "if not env.MULTI:\n    t = torch.from_dlpack(x)\n",
+                              "pkg/helper.py": head + "a = np.from_dlpack(x) if single_device() else np.asarray(x)\n",
+                              "pkg/host.py": head + "if env.SINGLE_HOST:\n    t = torch.from_dlpack(x)\n"})
+    s = Session(str(proj), Config(), use_cache=False)
+    path = str(proj / "pkg" / "env.py")
+    assert [n for n in ("MULTI", "SINGLE_HOST", "single_device", "names") if s.plan.gate(path, n)] == \
+        ["MULTI", "single_device"]
+    result = lint_paths([str(proj)], Config(), jobs=1)
+    assert sorted({os.path.basename(f.path) for f in result.findings} & {"flag.py", "helper.py", "host.py"}) == \
+        ["host.py"], result.findings

@@ -143,15 +143,17 @@ _TEST_NODES = frozenset({cst.Comparison, cst.BooleanOperation, cst.Attribute})
 
 def through_values(walker, test):
     """The refinements of a test whose *value* carries a device-count test: a name bound to
-    one (``single = len(x.devices()) == 1; if single:``), a call of a helper that returns one
+    one (``single = len(x.devices()) == 1; if single:``), such a name of another module of
+    the project (``env.MULTI``), a call of a helper that returns one
     (``if is_single(x):``), or a comparison of a stored device count (``n =
     len(x.devices()); if n == 1:``).  None when ``test`` is none of these (the syntactic forms
     above apply)."""
     kind = type(test)
-    if kind is cst.Name or kind is cst.Call:
+    if kind is cst.Name or kind is cst.Call or kind is cst.Attribute:
         if kind is cst.Call and not _cached_or_helper(walker, test):
             return None
-        guard = walker.tested_value(test).guard
+        held = walker.tested_value(test) if kind is not cst.Attribute else _module_global(walker, test)
+        guard = held.guard if held is not None else None
         if guard is None or not walker.still_holds(guard[3]):
             return None
         return dict(guard[0]), dict(guard[1])
@@ -169,6 +171,20 @@ def through_values(walker, test):
             return {}, {}
         return ({key: SAFE}, {}) if holds else ({}, {key: SAFE})
     return None
+
+
+def _module_global(walker, node):
+    """The value of ``module.NAME`` where ``module`` is a module of the project imported whole
+    (``from proc import env``; ``env.MULTI``, bound there to ``jax.device_count() > 1``), or
+    None for any other attribute (the guards on attributes are :func:`refinements`')."""
+    base = node.value
+    if type(base) is not cst.Name:
+        return None
+    module = walker.lookup(base.value)
+    if module.kind != V.QNAME or walker.ma.project is None:
+        return None
+    value = walker.ma.project_value(V.qname(f"{module.qname}.{node.attr.value}"))
+    return value if value.kind != V.QNAME else None
 
 
 def _stored_count(walker, node):

@@ -80,6 +80,28 @@ def _attribute_of(module: str):
     return re.compile(r"%s(?<![\w]%s)[ \t]*\.[ \t]*([A-Za-z_]\w*)" % (m, m))
 
 
+# A comparison with 1 or 2, as a device-count guard makes one (``jax.device_count() > 1``,
+# ``len(jax.devices()) == 1``): with a call of _count_call, builds_placement's test
+_COUNT_TEST = re.compile(r"(?:==|!=|<=|>=|<|>)[ \t]*[12]\b|\b[12][ \t]*(?:==|!=|<=|>=|<|>)")
+
+
+def _count_call(text: str, imports, jax_roots):
+    """A pattern of the calls of the device counts a guard compares with 1 in ``text``
+    (``apis.GLOBAL_DEVICE_COUNTS``, ``GLOBAL_DEVICE_LISTS``, with no argument):
+    ``jax.device_count()``, ``J.devices()`` after ``import jax as J``, ``device_count()``
+    after ``from jax import device_count``."""
+    from ..knowledge import apis
+
+    counts = sorted({q.rsplit(".", 1)[-1] for q in apis.GLOBAL_DEVICE_COUNTS | apis.GLOBAL_DEVICE_LISTS})
+    heads = {n for n, r in import_roots(text).items() if r & jax_roots} | set(jax_roots)
+    bare = {alias or name for module, names in imports if module.split(".")[0] in jax_roots
+            for name, alias in names or () if name in counts}
+    alternatives = [r"(?<![\w.])(?:%s)[ \t]*\.[ \t]*(?:%s)" % ("|".join(map(re.escape, sorted(heads))), "|".join(counts))]
+    if bare:
+        alternatives.append(r"(?<![\w.])(?:%s)" % "|".join(map(re.escape, sorted(bare))))
+    return re.compile(r"(?:%s)[ \t]*\([ \t]*\)" % "|".join(alternatives))
+
+
 def _search(memo: dict, start, step) -> bool:
     """Whether a node for which ``step(node)`` says True (``step``: node -> (found, the
     nodes it leads to)) is reachable from ``start``, with ``memo`` (node -> answer) kept
@@ -272,12 +294,14 @@ class Carriers:
         return [(t, k) for t, k in bound.get(n, ()) if t != path]
 
     def builds_placement(self, path: str, name: str) -> bool:
-        """Whether the top-level function or class ``name`` of ``path`` builds a mesh (its
-        text names a word of :func:`~.words.mesh_words`: ``make_mesh``, ``Mesh``), or uses a
-        name of its module that does.  Such a name hands
-        on no multi-device value, but its size decides whether a placement the analysis
-        sees is on one device (``m = literal_one_mesh()`` from another module, then
-        ``jax.device_put(x, NamedSharding(m, P()))``): :meth:`~.plan.Plan.gate` admits it."""
+        """Whether the top-level name ``name`` of ``path`` builds a mesh (its text names a
+        word of :func:`~.words.mesh_words`: ``make_mesh``, ``Mesh``), or compares a device
+        count with 1 or 2 (``MULTI = jax.device_count() > 1``, ``def single_device(): return
+        jax.device_count() == 1``: :func:`_count_call`), or uses a name of its module that
+        does.  Such a name hands on no multi-device value, but decides whether a placement
+        the analysis sees is on one device (``m = literal_one_mesh()`` from another module,
+        then ``jax.device_put(x, NamedSharding(m, P()))``), or guards an export (``if not
+        env.MULTI:``): :meth:`~.plan.Plan.gate` admits it."""
         names = self._placing.get(path)
         if names is None:
             names = self._placing[path] = self._placement_names(path)
@@ -293,7 +317,10 @@ class Carriers:
             text = plain_lines(text if text is not None else self.reader.text(path))
         except Exception:
             return frozenset()
-        out = {n for names, body in units_of(text) if names and named(strip_prose(body), self.words.meshes, roots, True)
+        counted = _count_call(text, f["imports"], self.words.jax_roots)
+        out = {n for names, body in units_of(text) for code in [strip_prose(body)] if names and (
+               named(code, self.words.meshes, roots, True)
+               or _COUNT_TEST.search(code) is not None and counted.search(code) is not None)
                for n in names}
         return with_users(self.units(path), out)     # and the names of the module using them
 
