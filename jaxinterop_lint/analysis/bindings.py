@@ -18,6 +18,20 @@ SINGLE = conditions.ALL
 _DEFAULT_KINDS = frozenset({V.SHARDING, V.MESH, V.DEVICE_LIST, V.ARRAY})
 
 
+def _callable(v: Value, sinks, depth: int = 0) -> bool:
+    """Whether ``v`` is something to call that a parameter's default hands on: a consumer of
+    ``sinks``, a function (of the project, a partial, a lambda), or a list, tuple or dict of
+    them (``stages=STAGES``)."""
+    if v.kind == V.QNAME:
+        return v.qname in sinks
+    if v.kind == V.FUNC:
+        return True
+    if depth >= 2 or not v.structured:
+        return False
+    inner = [*(v.elements or ()), *(p for _, p in v.parts or ())] + ([v.rest] if v.rest is not None else [])
+    return bool(inner) and any(_callable(p, sinks, depth + 1) for p in inner)
+
+
 def _held_by_class(owner: Value, attr: str, v: Value) -> None:
     """``v`` stored in attribute ``attr`` of ``owner`` (an instance or a class of this
     project): joined into what the class's instances may hold there."""
@@ -34,7 +48,8 @@ class BindingMixin:
         (Python evaluates them once, when the ``def`` runs) and keep in ``rec.defaults`` those
         a call that omits the argument gets as a placement or a multi-device array: a
         sharding, mesh or device list, or an array with a known source (``def put(x,
-        device=S)``).  A default that depends on the enclosing function's parameters is not
+        device=S)``), or as something to call: a consumer, a function, or a container of
+        them (``def export(x, conv=torch.from_dlpack): return conv(x)``).  A default that depends on the enclosing function's parameters is not
         kept (it is not the same value at every call)."""
         from .records import param_nodes
 
@@ -42,7 +57,8 @@ class BindingMixin:
             if p.default is None:
                 continue
             v = self.eval(p.default)
-            if v.kind in _DEFAULT_KINDS and not v.deps and (v.kind != V.ARRAY or v.multi is not None):
+            if v.kind in _DEFAULT_KINDS and not v.deps and (v.kind != V.ARRAY or v.multi is not None) \
+                    or _callable(v, self.ma.kb.call_sinks):
                 rec.defaults[i] = v
 
     def assign(self, target, v: Value, node) -> None:

@@ -113,9 +113,12 @@ class InvokeMixin:
             return out
         if attr in apis.SAFE_METHODS:
             return V.SAFE_VALUE
-        if recv.ref is not None and recv.kind in (V.ARRAY, V.UNKNOWN) and attr not in apis.ARRAY_METHODS:
-            self.note_param_call(node, recv, attr, pos, kw)    # its class is the caller's
         kind = recv.kind
+        if recv.ref is not None and kind in (V.ARRAY, V.UNKNOWN) and attr not in apis.ARRAY_METHODS:
+            self.note_param_call(node, recv, attr, pos, kw)    # its class is the caller's
+            if kind == V.ARRAY and not pos and not kw:
+                # ``holder.get()``: what the caller's object returns (argument_part runs it)
+                return V.extend(recv, V.attr_key(attr) + V.CALLED)
         if kind == V.ARRAY:
             return V.as_array(recv)
         if kind in (V.SAFE, V.FOREIGN):
@@ -218,13 +221,16 @@ class InvokeMixin:
         """:func:`read_argument`, where an attribute the callee reads on its parameter is a
         property of the argument's class (``model.weight`` with ``@property def weight``):
         the property's value for that instance), or an element of iterating over it (an
-        instance of an iterator class: :meth:`~.expr.ExprMixin.element_of`)."""
+        instance of an iterator class: :meth:`~.expr.ExprMixin.element_of`), or what a
+        method called with no argument returns (``holder.get()``: :meth:`method_result`)."""
         if not path or (path[0][:1] != "." and path[0] != V.ANY):
             return read_argument(rec, index, arg, path)
         value = arg[0]
         for key in path:
             if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.element_of(value, node)
+            elif key.endswith(V.CALLED) and value.kind == V.INSTANCE and value.cls is not None:
+                value = self.method_result(value, key[1:-len(V.CALLED)], node)
             elif key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None \
                     and _is_property(value.cls.methods.get(key[1:])):
                 value = self.instance_attribute(value, key[1:], node)
@@ -383,15 +389,21 @@ class InvokeMixin:
             from .closures import specialize
 
             ret = specialize(ret, bind, rec, node, self.ma)     # a nested function over these arguments
+        # the functions a call of a value that is not one may run (``hook or torch.from_dlpack``)
+        callables = () if ret.kind in (V.FUNC, V.QNAME) or not ret.others else tuple(
+            v for v in (o if o.kind == V.QNAME else self.instantiate(o, bind, rec, node) for o in ret.others)
+            if v.kind in (V.FUNC, V.QNAME))
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):
                 out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
                               placed_by=None, guard=None, count_of=None)
-            elif guard is None:
+            elif guard is None and not callables:
                 return V.UNKNOWN_VALUE
             else:
-                out = V.SAFE_VALUE
+                out = V.SAFE_VALUE if guard is not None else V.UNKNOWN_VALUE
+        if callables and not out.structured and out.kind not in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
+            out = V.evolve(out, others=callables)
         if guard is not None:
             out = V.evolve(out, guard=guard[0], count_of=guard[1])
         return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from . import parts as P
 from . import values as V
 
 def _argument_node(value, bind: dict):
@@ -28,6 +29,20 @@ def _argument_node(value, bind: dict):
     if ref is None or ref[0] not in bind:
         return None
     return bind[ref[0]][1]
+
+
+def _own_arguments(call) -> tuple:
+    """``([positional expressions], {keyword: expression})`` of the call node ``call`` (none
+    after a ``*`` or ``**`` argument: their positions are not the values')."""
+    pos, kw = [], {}
+    for a in getattr(call, "args", ()):
+        if a.star:
+            break
+        if a.keyword is not None:
+            kw[a.keyword.value] = a.value
+        else:
+            pos.append(a.value)
+    return pos, kw
 
 
 def _stored(recv, attr: str):
@@ -80,12 +95,15 @@ class ParamCallsMixin:
             for recv in (V.evolve(whole, others=()),) + whole.others if whole.kind == V.INSTANCE else (whole,):
                 self._run_one(node, rec, bind, arg, path, recv, attr, pos, kw, inner)
 
-    def _call_arguments(self, node, rec, bind: dict, pos: tuple, kw: tuple) -> tuple:
+    def _call_arguments(self, node, rec, bind: dict, pos: tuple, kw: tuple, inner=None) -> tuple:
         """``(positional, keyword)`` Args of a kept call, instantiated with the call of
         ``rec`` (``bind``), each with the caller's expression it comes from
-        (:func:`_argument_node`)."""
-        return ([(self.instantiate(v, bind, rec, node), _argument_node(v, bind)) for v in pos],
-                {k: (self.instantiate(v, bind, rec, node), _argument_node(v, bind)) for k, v in kw})
+        (:func:`_argument_node`), or else, when ``rec`` is of this module, the expression of
+        the kept call ``inner`` itself (``self.hook(batch)``: ``batch``)."""
+        own = _own_arguments(inner) if inner is not None and getattr(rec, "owner", None) is self.ma else ([], {})
+        return ([(self.instantiate(v, bind, rec, node), _argument_node(v, bind) or (own[0][i] if i < len(own[0]) else None))
+                 for i, v in enumerate(pos)],
+                {k: (self.instantiate(v, bind, rec, node), _argument_node(v, bind) or own[1].get(k)) for k, v in kw})
 
     def _run_one(self, node, rec, bind, arg, path, recv, attr, pos, kw, inner) -> None:
         called = recv if attr is None else _stored(recv, attr)
@@ -94,7 +112,7 @@ class ParamCallsMixin:
             # callable object the argument holds (``self.sink(x)`` with ``Runner(sink)``)
             before, self.handed_to = self.handed_to, rec.name
             try:
-                self.apply(node, called, *self._call_arguments(node, rec, bind, pos, kw))
+                self.apply(node, called, *self._call_arguments(node, rec, bind, pos, kw, inner))
             finally:
                 self.handed_to = before
             return
@@ -103,12 +121,21 @@ class ParamCallsMixin:
             return
         if method is None and (recv.ref is None or self.rec is None):
             return
-        args, kwargs = self._call_arguments(node, rec, bind, pos, kw)
+        args, kwargs = self._call_arguments(node, rec, bind, pos, kw, inner)
         if method is not None:
             receiver = (recv, arg[1] if not path else None)
             self.apply(node, V.evolve(method, func=replace(method.func, bound=(receiver,))), args, kwargs)
         else:
             self.note_param_call(inner, recv, attr, args, kwargs)
+
+    def method_result(self, instance: V.Value, name: str, node) -> V.Value:
+        """What ``instance.name()`` returns (a method of its class, of this project, called
+        with no argument: ``holder.get()`` in a helper given ``holder``), or the attribute's
+        part as before when the class has no such method."""
+        method = instance.cls.methods.get(name)
+        if method is None or method.kind != V.FUNC or method.func is None or method.func.local is None:
+            return P.read(instance, V.attr_key(name) + V.CALLED)
+        return self.apply(node, V.evolve(method, func=replace(method.func, bound=((instance, None),))), [], {})
 
     def is_consumer(self, v: V.Value) -> bool:
         """Whether ``v`` is a consumer to call: a library function of the consumer tables

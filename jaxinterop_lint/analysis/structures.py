@@ -235,6 +235,8 @@ class StructureMixin:
         if recv.ref is not None and attr in S.RECORD_METHODS:
             return self.parameter_record_method(node, recv, attr, pos, kw)
         op = S.CONTAINER_METHODS.get(attr)
+        if op == "get" and not pos and not kw:
+            return None     # ``holder.get()``: no dict's (dict.get takes a key), a getter's
         if op is None or recv.kind in (V.FOREIGN, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS, V.DEVICE,
                                        V.SHARDING, V.CAPSULE, V.KERNEL):
             return None

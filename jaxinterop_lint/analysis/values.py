@@ -49,6 +49,11 @@ MAX_ELEMENTS = 64        # elements of a known-length sequence; a longer one kee
 MAX_OTHERS = 8           # alternative callables kept by a joined function value
 
 
+# The part key suffix of what a method called with no argument returns (``".get()"``: the
+# result of ``holder.get()``, a part of the parameter ``holder``: invoke.argument_part).
+CALLED = "()"
+
+
 def attr_key(name: str) -> str:
     """The part key of attribute or field ``name``."""
     return "." + name
@@ -253,7 +258,9 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     joined part by part (a part one side lacks reads as that side's unknown element).  Two
     values of different kinds that are not arrays join to unknown, except that an instance
     joined with an unstructured value stays an instance, and two different callables of the
-    same kind keep both (``others``).
+    same kind keep both (``others``), as does a function or library name joined with a
+    value of another kind that is no container and not multi-device (a default or a
+    parameter: ``fn = hook or torch.from_dlpack``).
     """
     if a is None:
         return b
@@ -286,6 +293,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         kind, base = SAFE, SAFE_VALUE
     else:
         kind, base = UNKNOWN, UNKNOWN_VALUE
+    if not others and multi_origin is None and (a.kind in _CALLABLE) != (b.kind in _CALLABLE) \
+            and not a.structured and not b.structured:
+        # ``hook if hook is not None else torch.from_dlpack``: the function is still one of
+        # what a call of the joined value may run (calls.apply runs each of ``others``)
+        call = a if a.kind in _CALLABLE else b
+        others = (evolve(call, others=()),) + call.others[:MAX_OTHERS - 1]
     elements = parts = rest = None
     depth = 0
     if a.structured or b.structured:
@@ -303,6 +316,9 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         others=others, container=_container(a, b), cls=base.cls, removed_capsule=a.removed_capsule and b.removed_capsule, depth=depth,
         devices=a.devices if a.devices == b.devices else None,
     )
+
+
+_CALLABLE = frozenset({"qname", "func"})
 
 
 def _container(a: Value, b: Value) -> Optional[str]:
