@@ -156,8 +156,11 @@ class CallMixin(FactsMixin):
         if ref is not None and kind in (V.UNKNOWN, V.ARRAY):
             # a parameter called (``def apply(fn, x): return fn(x)``), or what it holds
             # (``self.sink(x)``): what it is, the caller says (param_calls.py:
-            # ``apply(torch.from_dlpack, sharded)``, ``Runner(torch.from_dlpack).run(sharded)``)
+            # ``apply(torch.from_dlpack, sharded)``, ``Runner(torch.from_dlpack).run(sharded)``),
+            # and what it returns too (``batch = place(x)`` with ``place`` a caller's
+            # ``partial(jax.device_put, device=sharding)``: invoke.argument_part calls it)
             self.note_param_call(node, V.evolve(f, ref=ref), None, pos, kw)
+            return V.extend(V.evolve(f, ref=ref), V.CALLED)
         return V.UNKNOWN_VALUE
 
     def opened_on_demand(self, node, f: Value, pos: list, kw: dict, deferred: bool = False) -> Optional[Value]:

@@ -223,12 +223,14 @@ class InvokeMixin:
         the property's value for that instance), or an element of iterating over it (an
         instance of an iterator class: :meth:`~.expr.ExprMixin.element_of`), or what a
         method called with no argument returns (``holder.get()``: :meth:`method_result`)."""
-        if not path or (path[0][:1] != "." and path[0] != V.ANY):
+        if not path or (path[0][:1] != "." and path[0] != V.ANY and path[0] != V.CALLED):
             return read_argument(rec, index, arg, path)
         value = arg[0]
         for key in path:
             if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.element_of(value, node)
+            elif key == V.CALLED and value.kind in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
+                value = self.apply(node, value, [], {})     # what the caller's function returns
             elif key.endswith(V.CALLED) and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.method_result(value, key[1:-len(V.CALLED)], node)
             elif key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None \
