@@ -119,3 +119,28 @@ def test_a_consumer_bound_to_a_name_of_another_module(tmp_path):
     assert [line.split(" cannot ")[0] for line in r.stdout.splitlines() if ": JXI" in line] == [
         "main.py:5:5: JXI002 torch.from_dlpack()", "main.py:6:5: JXI002 torch.from_dlpack()",
         "main.py:8:5: JXI002 torch.from_dlpack()"], r.stdout
+
+
+def test_callbacks_added_by_a_method_of_a_class_of_another_module(tmp_path):
+    """``loop.add_callback(log_batch_ptr)`` appends to ``self.callbacks``; ``run`` calls each on
+    the batches its placer (a ``functools.partial`` of ``jax.device_put`` on a sharding) makes
+    (hunt39 proj4: it raised at the callback's ``unsafe_buffer_pointer()``).  The loop's
+    module names neither a JAX source nor a consumer: it is opened because a placement
+    function is handed to it."""
+    r = _lint_git_project(tmp_path, {
+        "train/__init__.py": "",
+        "train/callbacks.py": "def log_batch_ptr(batch):\n    return batch.unsafe_buffer_pointer()\n",
+        "train/loop.py": "import jax.numpy as jnp\n\n\nclass Loop:\n    def __init__(self, placer):\n"
+                         "        self.placer = placer\n        self.callbacks = []\n\n"
+                         "    def add_callback(self, fn):\n        self.callbacks.append(fn)\n\n"
+                         "    def run(self, host_batches):\n        for hb in host_batches:\n"
+                         "            batch = self.placer(hb)\n            for cb in self.callbacks:\n"
+                         "                cb(batch)\n",
+        "main.py": "from functools import partial\n\nimport jax\nimport numpy as np\n"
+                   "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n\n"
+                   "from train.callbacks import log_batch_ptr\nfrom train.loop import Loop\n\n\n"
+                   "def main():\n    mesh = Mesh(np.array(jax.devices()), ('data',))\n"
+                   "    loop = Loop(partial(jax.device_put, device=NamedSharding(mesh, P('data'))))\n"
+                   "    loop.add_callback(log_batch_ptr)\n    loop.run([np.ones((8, 2), np.float32)])\n"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "train/callbacks.py:2:12: JXI003" in r.stdout and "called from main() at main.py:15" in r.stdout, r.stdout

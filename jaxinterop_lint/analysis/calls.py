@@ -185,8 +185,9 @@ class CallMixin(FactsMixin):
         # A deferred class uses a consumer: a parameter handed to it may be exported there.
         hands = handed(pos, kw) if deferred else not _names_class(f.qname) and any(carries_multi(v) for v in args)
         # A consumer handed over (``Runner(torch.from_dlpack)``, ``apply(TorchSink(), x)``):
-        # what it is called with there may be multi-device (param_calls.py).
-        consumer = any(self.is_consumer(v) for v in args)
+        # what it is called with there may be multi-device (param_calls.py); or a function
+        # making multi-device values (``Loop(partial(jax.device_put, device=sharding))``).
+        consumer = any(self.is_consumer(v) or self.is_source(v) for v in args)
         if not (known or hands or consumer):
             return None
         opened = self.deferred_attribute(getattr(node, "func", None), f.qname)

@@ -374,11 +374,16 @@ class InvokeMixin:
         placed = self.placed_through(ret.placed_by, bind, rec, node) if ret.placed_by is not None else None
         if ret.multi is not None and not _on_one_device_mesh(ret, placed):
             out = V.multi(ret.multi.step(f"returned by {name}()", node, self.ma))
+        handed = []     # functions among the arguments the value is made of (``self.callbacks.append(fn)``)
         for p, path in ret.deps:
             arg = bind.get(p)
             if arg is None:
                 continue
-            v = V.as_array(self.argument_part(rec, p, arg, path, node))
+            part = self.argument_part(rec, p, arg, path, node)
+            if part.kind in (V.FUNC, V.QNAME) and not part.structured:
+                handed.append(part)
+                continue
+            v = V.as_array(part)
             if v.multi is not None:
                 given = self.text(arg[1]) if arg[1] is not None else (   # a default, a fixture
                     rec.params[p] if p < len(getattr(rec, "params", ())) else "?")
@@ -395,6 +400,8 @@ class InvokeMixin:
         callables = () if ret.kind in (V.FUNC, V.QNAME) or not ret.others else tuple(
             v for v in (o if o.kind == V.QNAME else self.instantiate(o, bind, rec, node) for o in ret.others)
             if v.kind in (V.FUNC, V.QNAME))
+        callables = tuple(dict.fromkeys(callables + tuple(h for alt in handed for h in (V.evolve(alt, others=()),)
+                                                                              + alt.others)))[:V.MAX_OTHERS]
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..knowledge import apis
 from . import parts as P
 from . import values as V
 
@@ -136,6 +137,23 @@ class ParamCallsMixin:
         if method is None or method.kind != V.FUNC or method.func is None or method.func.local is None:
             return P.read(instance, V.attr_key(name) + V.CALLED)
         return self.apply(node, V.evolve(method, func=replace(method.func, bound=((instance, None),))), [], {})
+
+    @staticmethod
+    def is_source(v: V.Value) -> bool:
+        """Whether ``v`` is a function whose calls make a multi-device value: a wrapped one
+        (pjit, shard_map: ``FuncInfo.source``), or a ``functools.partial`` of a placement
+        call (``apis.PLACEMENT_CALLS``) given a sharding that is not known to be on one
+        device (``partial(jax.device_put, device=NamedSharding(mesh, P("data")))``)."""
+        fi = v.func if v.kind == V.FUNC else None
+        if fi is None:
+            return False
+        if fi.source is not None:
+            return True
+        if fi.partial_of not in apis.PLACEMENT_CALLS:
+            return False
+        index, names = apis.PLACEMENT_CALLS[fi.partial_of]
+        placed = [arg for k, arg in fi.kwargs if k in names] + list(fi.bound[index:index + 1])
+        return any((a[0] if isinstance(a, tuple) else a).kind == V.SHARDING for a in placed)
 
     def is_consumer(self, v: V.Value) -> bool:
         """Whether ``v`` is a consumer to call: a library function of the consumer tables
