@@ -144,3 +144,20 @@ def test_callbacks_added_by_a_method_of_a_class_of_another_module(tmp_path):
                    "    loop.add_callback(log_batch_ptr)\n    loop.run([np.ones((8, 2), np.float32)])\n"})
     assert r.returncode == 1, r.stdout + r.stderr
     assert "train/callbacks.py:2:12: JXI003" in r.stdout and "called from main() at main.py:15" in r.stdout, r.stdout
+
+
+def test_a_default_list_of_stages_of_another_module(tmp_path):
+    """``def run(x, stages=STAGES)`` calls each stage; the last of the module-level ``STAGES``
+    is ``lambda a: np.from_dlpack(a)`` (hunt39 proj7: a pmap output raised there): a file
+    calling ``run(x)`` with a multi-device value is analysed, and the export is flagged at the
+    lambda, with its calling context."""
+    r = _lint_git_project(tmp_path, {
+        "pipeline/__init__.py": "",
+        "pipeline/stages.py": "import numpy as np\n\nSTAGES = [\n    lambda a: a + 1.0,\n    lambda a: np.from_dlpack(a),\n]\n\n\n"
+                              "def run(x, stages=STAGES):\n    for s in stages:\n        x = s(x)\n    return x\n",
+        "main.py": "import jax\nimport jax.numpy as jnp\n\nfrom pipeline.stages import run\n\n\n"
+                   "def main():\n    n = jax.local_device_count()\n    per_dev = jax.pmap(lambda v: v * 2.0)(jnp.ones((n, 4)))\n"
+                   "    return run(per_dev)\n"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "pipeline/stages.py:5:15: JXI002 np.from_dlpack()" in r.stdout and "called from main() at main.py:10" in r.stdout, \
+        r.stdout

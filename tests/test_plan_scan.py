@@ -272,3 +272,16 @@ def test_a_device_count_guard_of_another_module_guards(tmp_path):
     result = lint_paths([str(proj)], Config(), jobs=1)
     assert sorted({os.path.basename(f.path) for f in result.findings} & {"flag.py", "helper.py", "host.py"}) == \
         ["host.py"], result.findings
+
+
+def test_consumer_defs_read_the_file_s_import_aliases(tmp_path):
+    """``np.from_dlpack`` with ``import numpy as np`` is a consumer in a function of the module
+    (the plan read each def's text without the file's imports: ``np`` named no root); a
+    module-level list of functions using one, and a function using that list, count too."""
+    proj = project(tmp_path, {"pkg/conv.py": (
+        "import numpy as np\nimport torch as T\n\n\ndef to_np(x):\n    return np.from_dlpack(x)\n\n\n"
+        "def to_t(x):\n    return T.from_dlpack(x)\n\n\nSTAGES = [lambda a: a + 1.0, lambda a: np.from_dlpack(a)]\n\n\n"
+        "def run(x, stages=STAGES):\n    for s in stages:\n        x = s(x)\n    return x\n\n\n"
+        "def plain(x):\n    return x + 1\n")})
+    s = Session(str(proj), Config(), use_cache=False)
+    assert s.plan.consumer_defs(str(proj / "pkg" / "conv.py")) == frozenset({"to_np", "to_t", "STAGES", "run"})

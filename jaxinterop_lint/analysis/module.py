@@ -242,8 +242,30 @@ class ModuleAnalysis:
         through a sink (a call of one of them can be a finding).  Functions nested in other
         functions are left out: no other statement can call them by their name."""
         return frozenset(r.name.rsplit(".", 1)[-1] for r in self.functions
-                         if r.summary is not None and r.summary.exports and r.name != "<lambda>"
-                         and ("." not in r.name or r.cls is not None)) | self.consumer_aliases()
+                         if r.summary is not None and (r.summary.exports or self.calls_consumer_default(r))
+                         and r.name != "<lambda>" and ("." not in r.name or r.cls is not None)) | self.consumer_aliases()
+
+    def calls_consumer_default(self, rec) -> bool:
+        """Whether ``rec`` calls a parameter whose default is a consumer, a function that
+        exports a parameter, or a container of them (``def run(x, stages=STAGES)`` with
+        ``for s in stages: x = s(x)``): a call omitting it can export its arguments."""
+        defaults = getattr(rec, "defaults", None) or {}
+        return any(attr is None and param in defaults and self._exports_when_called(defaults[param])
+                   for param, _, attr, *_ in rec.summary.calls)
+
+    def _exports_when_called(self, v, depth: int = 0) -> bool:
+        from . import values as V
+
+        if _holds_consumer(v, self.kb.call_sinks):
+            return True
+        local = v.func.local if v.kind == V.FUNC and v.func is not None else None
+        if local is not None:
+            owner = getattr(local, "owner", None)
+            return owner is not None and bool(owner.summary(local).exports)
+        if depth >= 2 or not v.structured:
+            return False
+        inner = [*(v.elements or ()), *(p for _, p in v.parts or ())] + ([v.rest] if v.rest is not None else [])
+        return any(self._exports_when_called(p, depth + 1) for p in inner)
 
     def consumer_aliases(self) -> frozenset:
         """Module-level names bound to a consumer (``to_torch = torch.from_dlpack``, ``dl =

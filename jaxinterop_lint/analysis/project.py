@@ -411,7 +411,7 @@ def _tops(ma) -> Optional[frozenset]:
         return None
     out = set(ma.consumer_aliases())
     for r in ma.functions:
-        if r.summary is not None and r.summary.exports:
+        if r.summary is not None and (r.summary.exports or ma.calls_consumer_default(r)):
             if r.name == "<lambda>":
                 return None
             out.add(r.name.split(".", 1)[0])

@@ -20,7 +20,7 @@ from .scan import Aliases, Present, alone, consumer, guards_of, imports_of, plai
 from .words import (DEFAULT, NEEDS_CONSUMER, Prefilter, alone_words, annotation_words, bare_jax_words, build,
                     count_words, jax_words, mesh_words)
 
-FACTS_VERSION = 23
+FACTS_VERSION = 24
 
 
 class Words:

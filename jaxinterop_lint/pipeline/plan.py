@@ -43,9 +43,9 @@ from .handon import HandOn
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
-from .toplevel import units_of
-from .scan import (consumer, has_word, import_roots, imports_of, non_literal_use, plain_lines,  # noqa: F401
-                   taken_names, uses_any, uses_in_role)
+from .toplevel import units_of, with_users
+from .scan import (Aliases, consumer, consumer_in, has_word, import_roots, imports_of, non_literal_use,  # noqa: F401
+                   plain_lines, taken_names, uses_any, uses_in_role)
 
 # Names the tests and older callers use.
 _non_literal_use = non_literal_use
@@ -401,8 +401,9 @@ class Plan(Carriers, HandOn):
     def consumer_defs(self, path: str) -> frozenset:
         """Names of the top-level functions and classes of ``path`` whose text uses a
         consumer, and of its module-level names bound by a statement using one (an alias or
-        a ``functools.partial`` of a consumer): those that may export a parameter (read from
-        the text, never parsed)."""
+        a ``functools.partial`` of a consumer), and the names of the module using those
+        (:func:`~.toplevel.with_users`: ``def run(x, stages=STAGES)``): those that may export
+        a parameter (read from the text, never parsed)."""
         f = self.facts(path)
         if not f or not f["sink"]:
             return frozenset()
@@ -414,16 +415,22 @@ class Plan(Carriers, HandOn):
                 return frozenset()
             roots = {m.split(".")[0] for m, _ in f["imports"]}
             taken = taken_names(f["imports"])
+            aliases = Aliases(text)     # the file's imports (``import numpy as np``) name the roots
+
+            def uses(part: str) -> bool:     # (the file's own text passed Prefilter.wants: f["sink"])
+                return consumer_in(part, self.words.sinks, roots, taken, aliases)
+
             tops = [(m.start(), m.group(1)) for m in _TOP_DEF.finditer(text)]
             names = []
             for i, (start, name) in enumerate(tops):
                 end = tops[i + 1][0] if i + 1 < len(tops) else len(text)
-                if consumer(text[start:end], self.words.sinks, roots, taken):
+                if uses(text[start:end]):
                     names.append(name)
             # a module-level name bound to a consumer (``dl = functools.partial(torch.from_dlpack)``)
             names += [n for unit, body in units_of(text) if unit and not body.startswith(("def ", "class ", "async ", "@"))
-                      and consumer(body, self.words.sinks, roots, taken) for n in unit]
-            f["defs"] = sorted(set(names))
+                      and uses(body) for n in unit]
+            # and the names of the module using one of them (``def run(x, stages=STAGES)``)
+            f["defs"] = sorted(with_users(self.units(path), names))
         return frozenset(f["defs"])
 
     @staticmethod
