@@ -250,9 +250,11 @@ class Masker:
         if not self.usable or not self.interesting:
             return None
         # Functions of this file that name a consumer may export a parameter: their callers
-        # are kept, so that the text is parsed once (never again after the analysis).
+        # are kept, so that the text is parsed once (never again after the analysis); so may
+        # a name bound to one (``dl = partial(torch.from_dlpack)``, ``STAGES = [..., lambda a:
+        # np.from_dlpack(a)]``, and ``def run(x, stages=STAGES)`` through the closure below).
         callers_of = set(callers_of).union(*(self.defines[i] for i, d in enumerate(self.is_def)
-                                             if d and self.base[i]))
+                                             if self.base[i] and not self.imports[i]))
         # ... and so may a function that calls one of them (``def relay(b): return
         # to_torch(b)``): the closure, so that a caller of a caller is kept too.
         grew = True
