@@ -18,6 +18,18 @@ SINGLE = conditions.ALL
 _DEFAULT_KINDS = frozenset({V.SHARDING, V.MESH, V.DEVICE_LIST, V.ARRAY})
 
 
+# what a subscript store does not change the value of (a library object, devices, functions)
+_NOT_CONTAINERS = frozenset({V.FOREIGN, V.DEVICE_LIST, V.SAFE_LIST, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS})
+
+
+def _constant_index(target) -> object:
+    """The part key of a subscript target's one constant index (``x["w"]``, ``x[0]``), or
+    None."""
+    if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+        return constant_key(target.slice[0].slice.value)
+    return None
+
+
 def _callable(v: Value, sinks, depth: int = 0) -> bool:
     """Whether ``v`` is something to call that a parameter's default hands on: a consumer of
     ``sinks``, a function (of the project, a partial, a lambda), or a list, tuple or dict of
@@ -92,16 +104,23 @@ class BindingMixin:
             self.eval_children(target)
             key = dotted(target.value)
             if key is None:
+                if isinstance(target.value, cst.Subscript):
+                    # ``params["fc"]["w"] = v``: the inner container with the entry, bound back
+                    # where it was read (``params["fc"] = ...``, recursively)
+                    inner = self.eval(target.value)
+                    index = _constant_index(target)
+                    if index is not None and inner.kind not in _NOT_CONTAINERS and \
+                            not (inner.kind == V.ARRAY and not inner.structured and inner.ref is None):
+                        self.assign(target.value, P.with_part(inner, index, v), node)
                 return
             current = self.read_key(key)
-            if current.kind in (V.FOREIGN, V.DEVICE_LIST, V.SAFE_LIST, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS):
+            if current.kind in _NOT_CONTAINERS:
                 return
             if current.kind == V.ARRAY and not current.structured and current.ref is None:
                 # ``y[i] = v`` on an array (``.at[].set`` in JAX, in place in NumPy): computed.
                 self.write_key(key, self.computed((current, v)))
                 return
-            index = constant_key(target.slice[0].slice.value) if len(target.slice) == 1 \
-                and isinstance(target.slice[0].slice, cst.Index) else None
+            index = _constant_index(target)
             new = P.with_part(current, index, v) if index is not None else P.with_rest(current, v)
             self.write_key(key, new)
             self.store_on_class(key, new)
