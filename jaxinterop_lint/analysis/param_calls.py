@@ -20,6 +20,7 @@ from dataclasses import replace
 from ..knowledge import apis
 from . import parts as P
 from . import values as V
+from .env import SINGLE, single_device
 
 def _argument_node(value, bind: dict):
     """The caller's expression for ``value`` (an argument the callee hands on, in terms of
@@ -78,8 +79,10 @@ class ParamCallsMixin:
         key = (recv.ref, attr, id(node))
         if key not in self._param_call_keys:
             self._param_call_keys.add(key)
-            self.param_calls.append((recv.ref[0], recv.ref[1], attr, tuple(v for v, _ in pos),
-                                     tuple((k, v) for k, (v, _) in kw.items()), node))
+            # under ``if jax.device_count() == 1:`` every argument is single-device there
+            one = single_device if (self.env or {}).get(SINGLE) is not None else (lambda v: v)
+            self.param_calls.append((recv.ref[0], recv.ref[1], attr, tuple(one(v) for v, _ in pos),
+                                     tuple((k, one(v)) for k, (v, _) in kw.items()), node))
 
     def run_param_calls(self, node, rec, bind: dict, calls: tuple) -> None:
         """A call of ``rec`` with ``bind`` (index -> (value, expression)): each method its

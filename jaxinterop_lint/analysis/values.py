@@ -274,7 +274,7 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     if a.kind == b.kind and a.kind not in (ARRAY, UNKNOWN, SAFE):
         kind = a.kind
         base = a if a.multi or not b.multi else b
-        if kind in (FUNC, CLASS) and (a.func != b.func or a.cls is not b.cls) \
+        if kind in (FUNC, CLASS) and (a.func != b.func or a.cls is not b.cls) or kind == QNAME and a.qname != b.qname \
                 or kind == INSTANCE and a.cls is not b.cls and a.cls is not None and b.cls is not None:
             first, second = (a, b) if base is a else (b, a)
             others = _alternatives(first, second)
