@@ -218,18 +218,7 @@ def test_a_reader_defined_before_the_writer_s_caller_is_analysed_again():
 def test_a_setup_function_nobody_calls_here_still_fills_the_global():
     """A library's ``setup()`` is called by its users: what it writes whatever its arguments
     is what the global may hold for every function of the module."""
-    text = HEAD + textwrap.dedent("""\
-        STATE = None
-
-
-        def fill():
-            global STATE
-            STATE = jax.device_put(jnp.ones(8), S)
-
-
-        def export_state():
-            return torch.from_dlpack(STATE)
-        """)
+    text = GLOBAL[:GLOBAL.index("setup()\nuse()")]     # (neither function called)
     assert [c for _, c in _codes(text)] == ["JXI002"]
     assert _codes(text.replace("jax.device_put(jnp.ones(8), S)", "jnp.ones(8)")) == []
 

@@ -30,18 +30,11 @@ def _constant_index(target) -> object:
     return None
 
 
-def _callable(v: Value, sinks, depth: int = 0) -> bool:
+def _callable(v: Value, sinks) -> bool:
     """Whether ``v`` is something to call that a parameter's default hands on: a consumer of
     ``sinks``, a function (of the project, a partial, a lambda), or a list, tuple or dict of
     them (``stages=STAGES``)."""
-    if v.kind == V.QNAME:
-        return v.qname in sinks
-    if v.kind == V.FUNC:
-        return True
-    if depth >= 2 or not v.structured:
-        return False
-    inner = [*(v.elements or ()), *(p for _, p in v.parts or ())] + ([v.rest] if v.rest is not None else [])
-    return bool(inner) and any(_callable(p, sinks, depth + 1) for p in inner)
+    return P.holds(v, lambda x: x.kind == V.FUNC or x.kind == V.QNAME and x.qname in sinks, 2)
 
 
 def _held_by_class(owner: Value, attr: str, v: Value) -> None:

@@ -396,12 +396,13 @@ class InvokeMixin:
             from .closures import specialize
 
             ret = specialize(ret, bind, rec, node, self.ma)     # a nested function over these arguments
-        # the functions a call of a value that is not one may run (``hook or torch.from_dlpack``)
-        callables = () if ret.kind in (V.FUNC, V.QNAME) or not ret.others else tuple(
-            v for v in (o if o.kind == V.QNAME else self.instantiate(o, bind, rec, node) for o in ret.others)
-            if v.kind in (V.FUNC, V.QNAME))
-        callables = tuple(dict.fromkeys(callables + tuple(h for alt in handed for h in (V.evolve(alt, others=()),)
-                                                                              + alt.others)))[:V.MAX_OTHERS]
+        # the functions a call of a value that is not one may run (``hook or torch.from_dlpack``),
+        # and those handed in by the arguments it is made of
+        alternatives = [] if ret.kind in (V.FUNC, V.QNAME) else [
+            o if o.kind == V.QNAME else self.instantiate(o, bind, rec, node) for o in ret.others]
+        for h in handed:
+            alternatives += [V.evolve(h, others=()), *h.others]
+        callables = tuple(dict.fromkeys(a for a in alternatives if a.kind in (V.FUNC, V.QNAME)))[:V.MAX_OTHERS]
         if out is None:
             if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):

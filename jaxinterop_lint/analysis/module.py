@@ -253,19 +253,18 @@ class ModuleAnalysis:
         return any(attr is None and param in defaults and self._exports_when_called(defaults[param])
                    for param, _, attr, *_ in rec.summary.calls)
 
-    def _exports_when_called(self, v, depth: int = 0) -> bool:
+    def _exports_when_called(self, v) -> bool:
+        from . import parts as P
         from . import values as V
 
-        if _holds_consumer(v, self.kb.call_sinks):
-            return True
-        local = v.func.local if v.kind == V.FUNC and v.func is not None else None
-        if local is not None:
+        def exports(x) -> bool:
+            if _is_consumer(x, self.kb.call_sinks):
+                return True
+            local = x.func.local if x.kind == V.FUNC and x.func is not None else None
             owner = getattr(local, "owner", None)
             return owner is not None and bool(owner.summary(local).exports)
-        if depth >= 2 or not v.structured:
-            return False
-        inner = [*(v.elements or ()), *(p for _, p in v.parts or ())] + ([v.rest] if v.rest is not None else [])
-        return any(self._exports_when_called(p, depth + 1) for p in inner)
+
+        return P.holds(v, exports, 3)
 
     def consumer_aliases(self) -> frozenset:
         """Module-level names bound to a consumer (``to_torch = torch.from_dlpack``, ``dl =
@@ -373,16 +372,18 @@ def _positions_of(module: cst.Module):
     return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
 
 
-def _holds_consumer(v, sinks, depth: int = 0) -> bool:
-    """Whether the value ``v`` is a consumer of ``sinks`` (a library function, or a
-    ``functools.partial`` of one) or a container holding one (parts three deep at most)."""
+def _holds_consumer(v, sinks) -> bool:
+    """Whether the value ``v`` is a consumer of ``sinks`` (:func:`_is_consumer`) or a
+    container holding one (three deep at most)."""
+    from . import parts as P
+
+    return P.holds(v, lambda x: _is_consumer(x, sinks), 3)
+
+
+def _is_consumer(v, sinks) -> bool:
+    """Whether ``v`` is a library function of ``sinks`` or a ``functools.partial`` of one."""
     from . import values as V
 
     if v.kind == V.QNAME:
         return v.qname in sinks
-    if v.kind == V.FUNC:
-        return v.func is not None and v.func.partial_of in sinks
-    if depth >= 3 or not v.structured:
-        return False
-    inner = [*(v.elements or ()), *(p for _, p in v.parts or ())] + ([v.rest] if v.rest is not None else [])
-    return any(_holds_consumer(p, sinks, depth + 1) for p in inner)
+    return v.kind == V.FUNC and v.func is not None and v.func.partial_of in sinks

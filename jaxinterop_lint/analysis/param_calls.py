@@ -154,9 +154,11 @@ class ParamCallsMixin:
             return True
         if fi.partial_of not in apis.PLACEMENT_CALLS:
             return False
-        index, names = apis.PLACEMENT_CALLS[fi.partial_of]
-        placed = [arg for k, arg in fi.kwargs if k in names] + list(fi.bound[index:index + 1])
-        return any((a[0] if isinstance(a, tuple) else a).kind == V.SHARDING for a in placed)
+        from .calls import _placement_arg
+
+        bound = [b if isinstance(b, tuple) else (b, None) for b in fi.bound]
+        placed = _placement_arg(bound, dict(fi.kwargs), apis.PLACEMENT_CALLS[fi.partial_of])
+        return placed is not None and placed[0].kind == V.SHARDING
 
     def is_consumer(self, v: V.Value) -> bool:
         """Whether ``v`` is a consumer to call: a library function of the consumer tables

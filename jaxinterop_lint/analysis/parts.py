@@ -39,6 +39,15 @@ def _children(elements, parts, rest) -> Iterable[Value]:
         yield rest
 
 
+def holds(value: Value, test, depth: int) -> bool:
+    """Whether ``test(value)``, or ``value`` is a container (``depth`` levels at most) one of
+    whose elements, entries or rest holds it (``HANDLERS = {"torch": torch.from_dlpack}``)."""
+    if test(value):
+        return True
+    return depth > 0 and value.structured and any(
+        holds(child, test, depth - 1) for child in _children(value.elements, value.parts, value.rest))
+
+
 def build(elements=None, parts=None, rest=None, *, kind: Optional[str] = None, cls=None,
           container: Optional[str] = None, base: Optional[Value] = None) -> Value:
     """A structured value with these parts; its summary is the join of its parts as arrays

@@ -208,23 +208,25 @@ def jax_words(extra_sources=(), strong: bool = False) -> Words:
     return Words(frozenset(pairs))
 
 
+def _table_words(tables) -> Words:
+    """The words of the ``apis`` tables named ``tables``."""
+    names: set = set()
+    for name in tables:
+        names.update(_names(getattr(apis, name)))
+    return Words(frozenset(_pairs(names)))
+
+
 def count_words() -> Words:
     """The words of ``apis.COUNT_TABLES`` (``make_mesh``, ``Mesh``, ``devices``): where a
     module-level name states a placement's device count."""
-    names: set = set()
-    for name in apis.COUNT_TABLES:
-        names.update(_names(getattr(apis, name)))
-    return Words(frozenset(_pairs(names)))
+    return _table_words(apis.COUNT_TABLES)
 
 
 def mesh_words() -> Words:
     """The words of the tables that build a mesh (``apis.MESH_SHAPE_CALLS``,
     ``MESH_CONSTRUCTORS``: ``make_mesh``, ``Mesh``, ``create_device_mesh``): a function
     naming one decides the size of the placements made on what it returns."""
-    names: set = set()
-    for name in ("MESH_SHAPE_CALLS", "MESH_CONSTRUCTORS"):
-        names.update(_names(getattr(apis, name)))
-    return Words(frozenset(_pairs(names)))
+    return _table_words(("MESH_SHAPE_CALLS", "MESH_CONSTRUCTORS"))
 
 
 def _last_names(parts) -> tuple:
