@@ -92,6 +92,23 @@ def _scalar_reduction(node) -> bool:
 ON_MESH = "@mesh"
 
 
+def sharding_on(desc: str, mesh: Optional[Value]) -> Value:
+    """A sharding ``desc`` (``NamedSharding``: apis.MESH_SHARDINGS) built on ``mesh`` (its
+    value; None when not given): on a MESH of one device a single-device placement (a
+    DEVICE), on another MESH a SHARDING of its devices, on (a part of) a parameter a
+    SHARDING whose reference ends in :data:`ON_MESH` (each caller's mesh decides, where the
+    callee places with it (InvokeMixin.placed_through) or returns it (InvokeMixin.
+    instantiate)); on anything else a SHARDING, several devices as an unknown mesh is."""
+    if mesh is not None and mesh.kind == V.MESH:
+        if placements.single(mesh):
+            return Value(kind=V.DEVICE, desc=f"{desc} on a one-device mesh", devices=(1,))
+        return Value(kind=V.SHARDING, desc=desc, devices=mesh.devices)
+    if mesh is not None and mesh.ref is not None and mesh.multi is None:
+        on = (mesh.ref[0], mesh.ref[1] + (ON_MESH,))
+        return Value(kind=V.SHARDING, desc=desc, deps=frozenset({on}), ref=on)
+    return Value(kind=V.SHARDING, desc=desc)
+
+
 class FactsMixin:
     """Calls and methods whose meaning is a fact of the tables (see the module docstring)."""
 
@@ -163,17 +180,7 @@ class FactsMixin:
         if on_mesh is not None:
             index, name = on_mesh
             arg = pos[index] if len(pos) > index else kw.get(name)
-            desc = qn.rsplit(".", 1)[-1]
-            if arg is not None and arg[0].kind == V.MESH:
-                if placements.single(arg[0]):
-                    return Value(kind=V.DEVICE, desc=f"{desc} on a one-device mesh", devices=(1,))
-                return Value(kind=V.SHARDING, desc=desc, devices=arg[0].devices)
-            if arg is not None and arg[0].ref is not None and arg[0].multi is None:
-                # on a parameter's mesh (``def place(x, mesh)``): each caller's mesh decides
-                # (InvokeMixin.placed_through); a one-device mesh places on one device
-                on = (arg[0].ref[0], arg[0].ref[1] + (ON_MESH,))
-                return Value(kind=V.SHARDING, desc=desc, deps=frozenset({on}), ref=on)
-            return Value(kind=V.SHARDING, desc=desc)
+            return sharding_on(qn.rsplit(".", 1)[-1], arg[0] if arg is not None else None)
         if qn in apis.PARTITION_SPECS:
             return Value(kind=V.SHARDING, desc="PartitionSpec")
         if qn in apis.SINGLE_DEVICE_CONSTRUCTORS:

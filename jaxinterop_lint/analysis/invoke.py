@@ -14,7 +14,7 @@ from . import values as V
 from .contexts import ContextEntry
 from .events import CallFrame, RemovedEvent
 from .imports import dotted
-from .facts import ON_MESH
+from .facts import ON_MESH, sharding_on
 from .values import FuncInfo, Origin, Value
 
 
@@ -356,6 +356,12 @@ class InvokeMixin:
         part by part, dependences become the arguments' values, a placement on a parameter's
         sharding is made, a returned device-count test guards the arguments."""
         name = getattr(rec, "name", "?")
+        if ret.kind == V.SHARDING and ret.ref is not None and ret.ref[1][-1:] == (ON_MESH,):
+            # a sharding the callee built on a parameter's mesh (``def make(mesh): return
+            # NamedSharding(mesh, P())``): the same sharding on the caller's mesh
+            arg = bind.get(ret.ref[0])
+            mesh = self.argument_part(rec, ret.ref[0], arg, ret.ref[1][:-1], node) if arg is not None else None
+            return sharding_on(ret.desc, mesh)
         if ret.ref is not None:
             arg = bind.get(ret.ref[0])
             base = self.argument_part(rec, ret.ref[0], arg, ret.ref[1], node) if arg is not None else V.UNKNOWN_VALUE
