@@ -133,10 +133,22 @@ class Rule:
         context = getattr(event, "context", ())
         if context:
             extra.setdefault("callers", tuple(frame.caller for frame in context))
+            extra.setdefault("entered", entered_at(context[0], ctx))
         return Finding(path=ctx.path, line=line, column=col, end_line=end_line, end_column=end_col,
                        code=self.code, name=self.name, message=message, provenance=tuple(provenance),
                        fix=fix, function=getattr(event, "function", ""),
                        snippet=ctx.text(getattr(event, "inner_node", None) or node)[:200], extra=extra)
+
+
+def entered_at(frame, ctx: RuleContext) -> str:
+    """``b() at line 13`` (``b() at pkg/run.py:13`` for a caller in another module): where
+    the outermost call of a calling context ``frame`` (an event's ``context[0]``) is, as the
+    messages of merged contexts name it (:func:`jaxinterop_lint.pipeline.judge.raw_findings`)."""
+    owner = frame.owner
+    other = owner is not None and owner is not ctx.ma
+    line = f"{owner.display_path}:{owner.position(frame.call)[0]}" if other else f"line {ctx.line(frame.call)}"
+    caller = frame.caller if frame.caller and frame.caller != "<module>" else "module level"
+    return f"{caller}() at {line}" if caller != "module level" else f"module level at {line}"
 
 
 def catches(handler_names, raised: str, versions=None) -> bool:
