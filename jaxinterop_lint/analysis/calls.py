@@ -158,9 +158,13 @@ class CallMixin(FactsMixin):
             # (``self.sink(x)``): what it is, the caller says (param_calls.py:
             # ``apply(torch.from_dlpack, sharded)``, ``Runner(torch.from_dlpack).run(sharded)``),
             # and what it returns too (``batch = place(x)`` with ``place`` a caller's
-            # ``partial(jax.device_put, device=sharding)``: invoke.argument_part calls it)
+            # ``partial(jax.device_put, device=sharding)``: instantiate.argument_part calls it)
             self.note_param_call(node, V.evolve(f, ref=ref), None, pos, kw)
-            return V.extend(V.evolve(f, ref=ref), V.CALLED)
+            # given whole parameters (``conv(fn(x))``), the caller calls its function with
+            # its arguments for them; else with none
+            given = [v.ref[0] for v, _ in pos if v.ref is not None and not v.ref[1]]
+            key = V.called_key(given) if not kw and len(given) == len(pos) else V.CALLED
+            return V.extend(V.evolve(f, ref=ref), key)
         return V.UNKNOWN_VALUE
 
     def opened_on_demand(self, node, f: Value, pos: list, kw: dict, deferred: bool = False) -> Optional[Value]:

@@ -88,7 +88,7 @@ def _scalar_reduction(node) -> bool:
 
 
 # the last key of a placement's parameter path when the callee built a sharding on that
-# parameter (``NamedSharding(mesh, P())`` with ``mesh`` a parameter): InvokeMixin.placed_through
+# parameter (``NamedSharding(mesh, P())`` with ``mesh`` a parameter): InstantiateMixin.placed_through
 ON_MESH = "@mesh"
 
 
@@ -97,7 +97,7 @@ def sharding_on(desc: str, mesh: Optional[Value]) -> Value:
     value; None when not given): on a MESH of one device a single-device placement (a
     DEVICE), on another MESH a SHARDING of its devices, on (a part of) a parameter a
     SHARDING whose reference ends in :data:`ON_MESH` (each caller's mesh decides, where the
-    callee places with it (InvokeMixin.placed_through) or returns it (InvokeMixin.
+    callee places with it (InstantiateMixin.placed_through) or returns it (InstantiateMixin.
     instantiate)); on anything else a SHARDING, several devices as an unknown mesh is."""
     if mesh is not None and mesh.kind == V.MESH:
         if placements.single(mesh):

@@ -21,6 +21,7 @@ from .facts import declared_name
 from .expr import _DISPATCH as _EXPR_DISPATCH, ExprMixin
 from .imports import import_bindings
 from .deferred import DeferredMixin
+from .instantiate import InstantiateMixin
 from .invoke import InvokeMixin
 from .module_state import ModuleStateMixin
 from .param_calls import ParamCallsMixin
@@ -39,8 +40,8 @@ _TRANSPARENT_DECORATORS = _PROPERTIES | {"builtins.classmethod", "functools.wrap
 from .env import env_key, join_env  # noqa: E402,F401  (re-exported)
 
 
-class Walker(ExprMixin, CallMixin, InvokeMixin, StructureMixin, BindingMixin, ClassMixin, DeferredMixin,
-             ModuleStateMixin, ParamCallsMixin):
+class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin, BindingMixin, ClassMixin,
+             DeferredMixin, ModuleStateMixin, ParamCallsMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
     names up in ``closure`` when they are not local; events go to the function record.
 

@@ -1,29 +1,20 @@
 """Method calls on values, and calls of this project's own functions through their summaries:
-the returned value seen at the call, generators, exports in calling contexts, donation."""
+generators, fields stored, exports in calling contexts, donation.  What the summary's values
+are at the call is :mod:`.instantiate`'s."""
 from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Optional
 
 from ..knowledge import apis
 from . import donation
 from . import parts as P
-from . import placements
 from . import values as V
 from .contexts import ContextEntry
 from .events import CallFrame, RemovedEvent
 from .imports import dotted
-from .facts import ON_MESH, sharding_on
+from .facts import ON_MESH
 from .values import FuncInfo, Origin, Value
-
-
-def _on_one_device_mesh(ret: Value, placed) -> bool:
-    """Whether ``ret``, put by the callee on a sharding it built on a parameter's mesh
-    (multi-device unless told otherwise: ``facts.ON_MESH``), is given a one-device mesh by
-    the call (``placed``: :meth:`InvokeMixin.placed_through` of its placement)."""
-    path = ret.placed_by[0][1] if ret.placed_by is not None else ()
-    return bool(path) and path[-1] == ON_MESH and placed is not None and placed.kind == V.SAFE
 
 
 def catches_name(names, raised: str) -> bool:
@@ -54,23 +45,6 @@ def bind_keywords(params: list, bind: dict, kw: dict) -> dict:
         bind[star] = (P.build(None, tuple((V.item_key(k), v) for k, (v, _) in rest.items()), None,
                               container="dict"), None)
     return bind
-
-
-def read_argument(rec, index: int, arg: tuple, path) -> Value:
-    """The part at ``path`` of the argument ``arg`` bound to parameter ``index`` of ``rec``.
-    For a ``**kw`` parameter an entry of a key no keyword argument gave is absent (a
-    ``KeyError``, or ``kw.get``'s default): not the join of the others."""
-    params = getattr(rec, "params", ())
-    if path and index < len(params) and params[index].startswith("**") and path[0].startswith("[") \
-            and path[0] != V.ITEM and arg[0].structured and not any(k == path[0] for k, _ in arg[0].parts or ()):
-        return V.SAFE_VALUE
-    return P.read_path(arg[0], path)
-
-
-def _is_property(method: Optional[Value]) -> bool:
-    """Whether a class's method value is a ``@property`` of this project."""
-    local = method.func.local if method is not None and method.kind == V.FUNC and method.func is not None else None
-    return local is not None and getattr(local, "is_property", False)
 
 
 def keyword_node(call, arg: tuple, path):
@@ -217,29 +191,6 @@ class InvokeMixin:
                 self.donate(bind[rec.params.index(name)][1], node)
         return result if result is not None else V.UNKNOWN_VALUE
 
-    def argument_part(self, rec, index: int, arg: tuple, path, node) -> Value:
-        """:func:`read_argument`, where an attribute the callee reads on its parameter is a
-        property of the argument's class (``model.weight`` with ``@property def weight``):
-        the property's value for that instance), or an element of iterating over it (an
-        instance of an iterator class: :meth:`~.expr.ExprMixin.element_of`), or what a
-        method called with no argument returns (``holder.get()``: :meth:`method_result`)."""
-        if not path or (path[0][:1] != "." and path[0] != V.ANY and path[0] != V.CALLED):
-            return read_argument(rec, index, arg, path)
-        value = arg[0]
-        for key in path:
-            if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
-                value = self.element_of(value, node)
-            elif key == V.CALLED and value.kind in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
-                value = self.apply(node, value, [], {})     # what the caller's function returns
-            elif key.endswith(V.CALLED) and value.kind == V.INSTANCE and value.cls is not None:
-                value = self.method_result(value, key[1:-len(V.CALLED)], node)
-            elif key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None \
-                    and _is_property(value.cls.methods.get(key[1:])):
-                value = self.instance_attribute(value, key[1:], node)
-            else:
-                value = P.read(value, key)
-        return value
-
     def call_local(self, node, rec, bind: dict, store: bool = True):
         """Call the project function ``rec`` with ``bind``: its returned value (an iterator
         of what it yields for a generator), its exports seen with these arguments, its
@@ -292,7 +243,7 @@ class InvokeMixin:
             if value is None or value.multi is None:
                 return
         else:
-            value = self.argument_part(rec, effect.param, arg, effect.path, node)
+            value = self.argument_part(rec, effect.param, arg, effect.path, node, bind)
         arg = (arg[0], keyword_node(node, arg, effect.path))
         inner = effect.event
         if rec.owner is not self.ma or getattr(rec, "node", None) is None:
@@ -349,153 +300,6 @@ class InvokeMixin:
         project.add_context(callee, rec.name, index, (os.path.abspath(self.ma.path), self.function, id(node),
                                                        effect.param), entry, join=bool(self.unrolling))
         return True
-
-    def instantiate(self, ret: Value, bind: dict, rec, node) -> Value:
-        """A callee's returned (or yielded, or stored) value seen at a call with arguments
-        ``bind``: a parameter's part is the argument's part itself, structures are rebuilt
-        part by part, dependences become the arguments' values, a placement on a parameter's
-        sharding is made, a returned device-count test guards the arguments."""
-        name = getattr(rec, "name", "?")
-        if ret.kind == V.SHARDING and ret.ref is not None and ret.ref[1][-1:] == (ON_MESH,):
-            # a sharding the callee built on a parameter's mesh (``def make(mesh): return
-            # NamedSharding(mesh, P())``): the same sharding on the caller's mesh
-            arg = bind.get(ret.ref[0])
-            mesh = self.argument_part(rec, ret.ref[0], arg, ret.ref[1][:-1], node) if arg is not None else None
-            return sharding_on(ret.desc, mesh)
-        if ret.ref is not None:
-            arg = bind.get(ret.ref[0])
-            base = self.argument_part(rec, ret.ref[0], arg, ret.ref[1], node) if arg is not None else V.UNKNOWN_VALUE
-            if base.multi is not None:
-                base = V.evolve(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
-            for k, p in ret.parts or ():
-                base = P.with_part(base, k, self.instantiate(p, bind, rec, node))
-            return base
-        if ret.structured:
-            elements = None if ret.elements is None else tuple(self.instantiate(e, bind, rec, node) for e in ret.elements)
-            parts = None if ret.parts is None else tuple((k, self.instantiate(p, bind, rec, node)) for k, p in ret.parts)
-            rest = None if ret.rest is None else self.instantiate(ret.rest, bind, rec, node)
-            return P.build(elements, parts, rest, kind=V.INSTANCE if ret.kind == V.INSTANCE else None,
-                           cls=ret.cls, container=ret.container)
-        out = None
-        placed = self.placed_through(ret.placed_by, bind, rec, node) if ret.placed_by is not None else None
-        if ret.multi is not None and not _on_one_device_mesh(ret, placed):
-            out = V.multi(ret.multi.step(f"returned by {name}()", node, self.ma))
-        handed = []     # functions among the arguments the value is made of (``self.callbacks.append(fn)``)
-        for p, path in ret.deps:
-            arg = bind.get(p)
-            if arg is None:
-                continue
-            part = self.argument_part(rec, p, arg, path, node)
-            if part.kind in (V.FUNC, V.QNAME) and not part.structured:
-                handed.append(part)
-                continue
-            v = V.as_array(part)
-            if v.multi is not None:
-                given = self.text(arg[1]) if arg[1] is not None else (   # a default, a fixture
-                    rec.params[p] if p < len(getattr(rec, "params", ())) else "?")
-                v = V.evolve(v, multi=v.multi.step(f"{name}() of `{given}`", node, self.ma))
-            out = V.join(out, v)
-        if ret.placed_by is not None:
-            out = V.join(out, placed)
-        guard = self.map_guard(ret, bind, rec, node)
-        if out is None and ret.kind == V.FUNC:
-            from .closures import specialize
-
-            ret = specialize(ret, bind, rec, node, self.ma)     # a nested function over these arguments
-        # the functions a call of a value that is not one may run (``hook or torch.from_dlpack``),
-        # and those handed in by the arguments it is made of
-        alternatives = [] if ret.kind in (V.FUNC, V.QNAME) else [
-            o if o.kind == V.QNAME else self.instantiate(o, bind, rec, node) for o in ret.others]
-        for h in handed:
-            alternatives += [V.evolve(h, others=()), *h.others]
-        callables = tuple(dict.fromkeys(a for a in alternatives if a.kind in (V.FUNC, V.QNAME)))[:V.MAX_OTHERS]
-        if out is None:
-            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
-                            V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):
-                out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
-                              placed_by=None, guard=None, count_of=None)
-            elif guard is None and not callables:
-                return V.UNKNOWN_VALUE
-            else:
-                out = V.SAFE_VALUE if guard is not None else V.UNKNOWN_VALUE
-        if callables and not out.structured and out.kind not in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
-            out = V.evolve(out, others=callables)
-        if guard is not None:
-            out = V.evolve(out, guard=guard[0], count_of=guard[1])
-        return out
-
-    def placed_through(self, placed_by: tuple, bind: dict, rec, node):
-        """``jax.device_put(x, s)`` inside a callee where ``s`` is (a part of) a parameter:
-        what the caller's argument makes of it."""
-        (p, path), desc, where, function = placed_by
-        arg = bind.get(p)
-        if arg is None:
-            return None
-        on_mesh = bool(path) and path[-1] == ON_MESH     # a sharding the callee built on this mesh
-        if on_mesh:
-            path = path[:-1]
-        target = read_argument(rec, p, arg, path)
-        if target.ref is not None and target.kind not in (V.SHARDING, V.DEVICE, V.MESH) and self.rec is not None:
-            # the caller's own parameter (``outer(sh): return place(sh)``): a placement on it,
-            # for the caller's callers (a node of another module is not kept)
-            local = getattr(rec, "owner", None) is self.ma
-            return Value(kind=V.ARRAY, placed_by=((target.ref[0], target.ref[1] + ((ON_MESH,) if on_mesh else ())),
-                                                  desc, where if local else None, function if local else None))
-        if target.kind == V.SHARDING:
-            owner = getattr(rec, "owner", None)
-            local = owner is self.ma and where is not None
-            origin = Origin(f"{desc} with {target.desc}", where if local else node, self.ma if local else self.ma,
-                            function if local else self.function)
-            return V.multi(origin.step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
-        if target.kind == V.DEVICE or target.kind == V.MESH and placements.single(target):
-            return V.SAFE_VALUE
-        if target.kind == V.MESH or on_mesh:   # a sharding the callee built on the caller's mesh
-            return V.multi(Origin(f"{desc} with a NamedSharding on `{self.text(arg[1])}`", node, self.ma,
-                                  self.function).step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
-        return None
-
-    def map_guard(self, ret: Value, bind: dict, rec, node):
-        """``(guard, count_of)`` of a returned device-count test, its keys (rooted at the
-        callee's parameters) rewritten as the caller's argument expressions; None if none."""
-        if ret.guard is None and ret.count_of is None:
-            return None
-        params = list(getattr(rec, "params", ()))
-        local = getattr(rec, "owner", None) is self.ma
-
-        def key_of(key):
-            if key == "@single":
-                return key
-            root, dot, rest = key.partition(".")
-            if root not in params:
-                return None
-            arg = bind.get(params.index(root))
-            text = dotted(arg[1]) if arg is not None and arg[1] is not None else None
-            return None if text is None else text + dot + rest
-
-        def refs(items):
-            out = []
-            for key, action in items:
-                k = key_of(key)
-                if k is None:
-                    continue
-                if action != "safe":
-                    original = action[1] if isinstance(action, tuple) else None
-                    action = ("false-guard", original if local and original is not None else node)
-                out.append((k, action))
-            return tuple(out)
-
-        guard = None
-        if ret.guard is not None:
-            true, false = refs(ret.guard[0]), refs(ret.guard[1])
-            if true or false:
-                guard = (true, false, node, None)
-        count = None
-        if ret.count_of is not None:
-            k = key_of(ret.count_of[0])
-            count = (k, None) if k is not None else None
-        if guard is None and count is None:
-            return None
-        return guard, count
 
     def donate(self, arg_node, call_node) -> None:
         """Mark the variable passed as ``arg_node`` as donated to ``call_node`` (and its

@@ -26,10 +26,13 @@ def _argument_node(value, bind: dict):
     """The caller's expression for ``value`` (an argument the callee hands on, in terms of
     its parameters): the expression given for the parameter it is, or is a part of or
     computed from (``fn(x)`` in ``apply(fn, x)``: the expression given for ``x``; the
-    leaves of ``jax.tree.map(fn, tree)``: the one given for ``tree``), else None."""
+    leaves of ``jax.tree.map(fn, tree)``: the one given for ``tree``), else None (also for
+    what a function given for a parameter returns: ``conv(fn(x))``'s ``fn(x)``)."""
     ref = value.ref if value.ref is not None else (min(value.deps) if value.deps else None)
     if ref is None or ref[0] not in bind:
         return None
+    if any(k.endswith(V.CALLED) or V.called_args(k) is not None for k in ref[1]):
+        return None     # what a function the caller gave returns (``fn(x)``): not its expression
     return bind[ref[0]][1]
 
 
@@ -94,7 +97,7 @@ class ParamCallsMixin:
             arg = bind.get(param)
             if arg is None:
                 continue
-            whole = self.argument_part(rec, param, arg, path, node)
+            whole = self.argument_part(rec, param, arg, path, node, bind)
             # an instance of one of several classes (``[Printer(), Mirror()]``): each one's method
             for recv in (V.evolve(whole, others=()),) + whole.others if whole.kind == V.INSTANCE else (whole,):
                 self._run_one(node, rec, bind, arg, path, recv, attr, pos, kw, inner)

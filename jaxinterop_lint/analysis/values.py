@@ -50,8 +50,27 @@ MAX_OTHERS = 8           # alternative callables kept by a joined function value
 
 
 # The part key suffix of what a method called with no argument returns (``".get()"``: the
-# result of ``holder.get()``, a part of the parameter ``holder``: invoke.argument_part).
+# result of ``holder.get()``, a part of the parameter ``holder``: instantiate.argument_part).
 CALLED = "()"
+
+
+def called_key(indexes=()) -> str:
+    """The part key of what a parameter returns when called with the callee's parameters
+    ``indexes`` as its positional arguments (``fn(x)`` in ``def then(conv, fn, x)``:
+    ``"(2)"``); :data:`CALLED` with none."""
+    return "(" + ",".join(map(str, indexes)) + ")"
+
+
+def called_args(key: str) -> Optional[tuple]:
+    """The parameter indexes of a :func:`called_key` (``"(2)"`` -> ``(2,)``, ``"()"`` ->
+    ``()``), or None when ``key`` is no such key (``".get()"`` is a method's)."""
+    if key[:1] != "(" or key[-1:] != ")":
+        return None
+    inner = key[1:-1]
+    if not inner:
+        return ()
+    parts = inner.split(",")
+    return tuple(int(x) for x in parts) if all(x.isdigit() for x in parts) else None
 
 
 def attr_key(name: str) -> str:
