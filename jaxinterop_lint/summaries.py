@@ -175,7 +175,9 @@ class Freezer:
                 data["ret"] = self.value(summary.ret, depth + 1)
                 data["exports"] = [[e.param, e.event.consumer, e.event.sink.protocol, e.event.sink.raises,
                                     e.event.sink.arg, e.event.sink.copy_kw, list(e.path),
-                                    e.event.value.placed_by[1] if e.placed else None] for e in summary.exports]
+                                    e.event.value.placed_by[1] if e.placed else None,
+                                    [e.event.when[0], sorted(e.event.when[1])] if e.event.when else None]
+                                   for e in summary.exports]
                 data["donates"] = sorted(summary.donates)
                 if summary.yields is not None:
                     data["yields"] = self.value(summary.yields, depth + 1)
@@ -327,9 +329,10 @@ class Thawer:
             sink = Sink(protocol, raises, arg, copy_kw)
             path = tuple(rest[0]) if rest else ()
             placed = rest[1] if len(rest) > 1 else None     # the placement's description
+            when = (rest[2][0], frozenset(rest[2][1])) if len(rest) > 2 and rest[2] else None
             value = V.UNKNOWN_VALUE if placed is None else V.Value(
                 kind=V.UNKNOWN, placed_by=((param, path), placed, None, data["name"]))
-            event = SinkEvent(Site(0), consumer, sink, value, None, data["name"])
+            event = SinkEvent(Site(0), consumer, sink, value, None, data["name"], when=when)
             exports.append(ExportEffect(param, event, path, placed=placed is not None))
         ret = self.value(data["ret"]) if data["ret"] is not None else None
         yields = self.value(data["yields"]) if data.get("yields") is not None else None

@@ -73,6 +73,9 @@ class SinkEvent:
     context: tuple = ()
     versions: Optional[frozenset] = None   # the JAX releases reaching the sink (analysis/versions.py)
     placed: bool = False
+    # the consumer was read from a dict by a parameter's key: ``(parameter, the constant keys
+    # that pick it)``; a caller giving another constant key reaches no export
+    when: Optional[tuple] = None
 
 
 @dataclass(frozen=True)

@@ -159,12 +159,12 @@ class ExprMixin:
 
     def e_subscript(self, node: cst.Subscript) -> Value:
         recv = self.eval(node.value)
-        key = None
+        key = index = None
         sliced = False
         for el in node.slice:
             sl = el.slice
             if isinstance(sl, cst.Index):
-                self.eval(sl.value)
+                index = self.eval(sl.value)
                 if len(node.slice) == 1:
                     key = constant_key(sl.value)
             else:
@@ -180,7 +180,9 @@ class ExprMixin:
         if recv.structured:
             if sliced and len(node.slice) == 1:
                 return P.iterable(P.any_item(recv), recv.container or "list")
-            return P.read(recv, key) if key is not None else P.any_item(recv)
+            if key is not None:
+                return P.read(recv, key)
+            return self.chosen_entry(recv, P.any_item(recv), index if len(node.slice) == 1 else None)
         if kind == V.ARRAY:
             return V.extend(recv, key if key is not None else V.ITEM)
         if kind in (V.SAFE, V.FOREIGN):
@@ -361,7 +363,7 @@ class ExprMixin:
         env = self.env or {}
         self.record(SinkEvent(node, consumer, sink, value, subject_node, self.function,
                               tries=self.tries, single_device_process=bool(env.get("@single")),
-                              via=via, inner=inner, placed=placed))
+                              via=via, inner=inner, placed=placed, when=self.when))
 
 
 def constant_key(node):

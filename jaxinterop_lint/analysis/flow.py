@@ -73,6 +73,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self._local_names = None
         self.param_calls = []     # methods called on a parameter (param_calls.py)
         self.handed_to = None     # the function a consumer is handed to, while its call runs (param_calls.py)
+        self.when = None          # (parameter, keys) while a callable chosen by them runs (StructureMixin.chosen_entry)
         self._param_call_keys = set()
         versions.enter_function(self, rec)
 
@@ -82,10 +83,13 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         grows values), except in an unrolled loop, where the values of its visits join."""
         event = versions.annotate(self, event)
         key = (type(event).__name__, id(event.node), id(getattr(event, "inner", None)))
-        if self.unrolling and isinstance(event, SinkEvent):
-            old = self.events.get(key)
-            if old is not None:
-                event = replace(event, value=V.join(old.value, event.value))
+        old = self.events.get(key)
+        if self.unrolling and isinstance(event, SinkEvent) and old is not None:
+            event = replace(event, value=V.join(old.value, event.value))
+        if isinstance(event, SinkEvent) and old is not None and old.when != event.when:
+            # two callables of one dict reach the same call: either key picks an export
+            same = old.when is not None and event.when is not None and old.when[0] == event.when[0]
+            event = replace(event, when=(event.when[0], old.when[1] | event.when[1]) if same else None)
         self.events[key] = event
 
     def text(self, node) -> str:

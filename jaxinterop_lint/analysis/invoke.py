@@ -12,6 +12,7 @@ from . import parts as P
 from . import values as V
 from .contexts import ContextEntry
 from .events import CallFrame, RemovedEvent
+from .expr import constant_key
 from .imports import dotted
 from .facts import ON_MESH
 from .values import FuncInfo, Origin, Value
@@ -56,6 +57,36 @@ def keyword_node(call, arg: tuple, path):
         if a.keyword is not None and V.item_key(a.keyword.value) == path[0]:
             return a.value
     return call
+
+
+def picks(when, bind: dict, rec=None, call=None) -> bool:
+    """Whether a call of ``rec`` with arguments ``bind`` can reach an export whose consumer
+    a dict gives for some keys of a parameter (``when``: ``(parameter, keys)``, see
+    :attr:`~.events.SinkEvent.when`): unless the argument, or the parameter's default where
+    none is given (and ``call``, the call node, has no ``*``/``**`` argument that may give
+    it), is a constant that is none of them (``export(x, "numpy")`` with
+    ``CONVERTERS[fmt](x)`` inside)."""
+    if when is None:
+        return True
+    arg = bind.get(when[0])
+    node = arg[1] if arg is not None else None
+    if node is None and not any(a.star for a in getattr(call, "args", ())):
+        node = _default_node(rec, when[0])
+    key = constant_key(node) if node is not None else None
+    return key is None or key in when[1]
+
+
+def _default_node(rec, index: int):
+    """The default expression of parameter ``index`` of the project function ``rec`` (its
+    libcst node), or None."""
+    node, params = getattr(rec, "node", None), getattr(rec, "params", ())
+    if index >= len(params) or not hasattr(node, "params") or not hasattr(node.params, "params"):
+        return None
+    name = params[index].lstrip("*")
+    for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+        if p.name.value == name:
+            return p.default
+    return None
 
 
 class InvokeMixin:
@@ -124,8 +155,15 @@ class InvokeMixin:
     def apply_each(self, node, f: Value, pos: list, kw: dict) -> Value:
         """Call every callable of a joined function value (``for fn in (f, g): fn(x)``)."""
         out = None
-        for alt in (V.evolve(f, others=()),) + f.others:
-            out = V.join(out, self.apply(node, alt, pos, kw))
+        chosen = f.chosen
+        for i, alt in enumerate((V.evolve(f, others=(), chosen=None),) + f.others):
+            before = self.when
+            if chosen is not None:
+                self.when = (chosen[0], chosen[1][i])
+            try:
+                out = V.join(out, self.apply(node, alt, pos, kw))
+            finally:
+                self.when = before
         return out if out is not None else V.UNKNOWN_VALUE
 
     def placed_by_parameter(self, node, qn: str, target: Value) -> Value:
@@ -236,7 +274,7 @@ class InvokeMixin:
         :class:`~.contexts.ContextTable` with the caller's value, ``try`` blocks and process
         guard; for a function of another module it is recorded at the call, naming the callee."""
         arg = bind.get(effect.param)
-        if arg is None:
+        if arg is None or not picks(effect.event.when, bind, rec, node):
             return
         if effect.placed:   # the callee puts a value on this argument and exports it
             value = self.placed_through(effect.event.value.placed_by, bind, rec, node)

@@ -50,6 +50,14 @@ def _merge(own, base):
                     methods={**base.methods, **own.methods}, factories={**base.factories, **own.factories})
 
 
+def _same_callable(a: Value, b: Value) -> bool:
+    """Whether two callable values are the same function (a library name, or the same
+    function of the project)."""
+    if a.kind != b.kind or a.others:
+        return False
+    return a.qname == b.qname if a.kind == V.QNAME else a.func == b.func
+
+
 class StructureMixin:
     """Construct and update records and containers (a mixin of the walker)."""
 
@@ -315,3 +323,20 @@ class StructureMixin:
                 return recv, present
             return P.with_part(recv, key, default), default
         return P.with_rest(recv, default), V.join(P.any_item(recv), default)
+
+    def chosen_entry(self, table: Value, entry: Value, index: Optional[Value]) -> Value:
+        """``entry``, the join of the entries of the dict ``table`` read with the key
+        ``index``; when that key is a parameter of the function walked and the entries are
+        callables of known constant keys (``CONVERTERS = {"torch": torch.from_dlpack,
+        "numpy": np.asarray}``, ``CONVERTERS[fmt](x)``), it says which keys pick each of its
+        callables (``Value.chosen``): an export by one of them is reached only by a caller
+        giving one of its keys or a key that is no constant (:func:`~.invoke.picks`)."""
+        if index is None or index.ref is None or index.ref[1] or self.rec is None or not entry.others \
+                or entry.kind not in (V.FUNC, V.QNAME) or table.rest is not None or table.elements is not None:
+            return entry
+        alternatives = (V.evolve(entry, others=()),) + entry.others
+        keys = [frozenset(k for k, part in table.parts or () if k[:1] == "[" and _same_callable(part, alt))
+                for alt in alternatives]
+        if not all(keys):
+            return entry
+        return V.evolve(entry, chosen=(index.ref[0], tuple(keys)))

@@ -161,7 +161,8 @@ class Value:
     node, function)`` a placement on a sharding that a parameter supplies; ``others`` the
     further callables of a joined function or class value; ``container`` what built a
     structured value (``"list"``, ``"tuple"``, ``"dict"``, ``"set"``, ``"iter"``: iterating a
-    dict gives its keys).
+    dict gives its keys); ``chosen`` which constant keys of a dict a parameter's key picks
+    each callable with (:meth:`~.structures.StructureMixin.chosen_entry`).
     """
 
     kind: str = UNKNOWN
@@ -189,6 +190,9 @@ class Value:
     # an unknown dimension), or None when nothing is known (analysis/placements.py)
     devices: Optional[tuple] = None
     via_import: bool = field(default=False, compare=False)
+    # a callable read from a dict by a parameter's key (``CONVERTERS[fmt]``): ``(parameter,
+    # (the keys of each alternative: this value's own first, then each of ``others``))``
+    chosen: Optional[tuple] = field(default=None, compare=False)
 
     @property
     def is_multi(self) -> bool:
