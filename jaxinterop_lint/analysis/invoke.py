@@ -305,7 +305,21 @@ class InvokeMixin:
                              inner=inner)
         self.ma.contexts.add(rec.name, index, (self.function, id(node), effect.param), entry,
                              join=bool(self.unrolling))
-        self.context_events.append(entry.event(inner))
+        # for this function's summary: the key the export needs is now this call's argument
+        self.context_events.append(replace(entry.event(inner), when=self.passed_on(inner.when, bind)))
+
+    def passed_on(self, when, bind: dict):
+        """The :attr:`~.events.SinkEvent.when` of a callee's export (``(its parameter, keys)``)
+        as the function walked reaches it through a call with ``bind``: keyed by this
+        function's own parameter when that is what the call gives (``relay(x, fmt): return
+        export(x, fmt)``), else None (the call gave a key that picks it: :func:`picks`)."""
+        if when is None:
+            return None
+        arg = bind.get(when[0])
+        ref = arg[0].ref if arg is not None else None
+        if self.rec is None or ref is None or ref[1]:
+            return None
+        return (ref[0], when[1])
 
     def context_across(self, node, rec, arg, value, effect, index: int) -> bool:
         """A call of ``rec``, an exporting function of another module, passes ``value``:
