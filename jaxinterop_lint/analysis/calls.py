@@ -254,6 +254,9 @@ class CallMixin(FactsMixin):
             return structured
         if qn in apis.TREE_MAPS and first is not None:
             return self.tree_map(node, qn, first, pos[1:])
+        if qn in apis.REDUCES and first is not None and len(pos) >= 2:
+            return self.fold(node, first, pos[1], pos[2] if len(pos) > 2 else kw.get("initializer", kw.get("initial")),
+                             leaves=qn.startswith("jax."))
         if qn == "functools.partial" and first is not None:
             return self.partial(first[0], pos[1:], kw)
         if qn in apis.SOURCE_WRAPPERS or qn in apis.PROPAGATING_WRAPPERS:
@@ -299,6 +302,18 @@ class CallMixin(FactsMixin):
         if qn.startswith("builtins."):
             return V.SAFE_VALUE
         return V.UNKNOWN_VALUE
+
+    def fold(self, node, function: Arg, items: Arg, initial: Optional[Arg], leaves: bool = False) -> Value:
+        """``functools.reduce(function, items[, initial])`` (apis.REDUCES): ``function``
+        called with the running value and an element (with ``leaves``, a leaf of the tree:
+        ``jax.tree.reduce``): what it returns for them, joined with what it starts from."""
+        element = P.leaf_join(items[0]) if leaves else self.element_of(items[0], node)
+        start = V.join(element, initial[0]) if initial is not None else element
+        out = self.apply(node, function[0], [(start, items[1]), (element, items[1])], {})
+        known = items[0].elements
+        if not leaves and known is not None and len(known) + (initial is not None) >= 2:
+            return out      # the function runs at least once: what it returns
+        return V.join(out, start)
 
     def placed(self, node, qn: str, where: Optional[Arg], first: Optional[Arg], args=()) -> Value:
         """The result of putting a value somewhere: a sharding makes it multi-device, a device

@@ -18,6 +18,26 @@ from .values import Value
 class ClassMixin:
     """Walk a ``class`` body into a :class:`~.module.ClassRecord`."""
 
+    def rebound(self, method: Value, cls, name: str, own: frozenset) -> Value:
+        """The method ``name`` that ``cls`` inherits (``method``), as an instance of ``cls``
+        runs it: when it reads or calls on ``self`` a name ``cls`` defines itself (``own``:
+        a template method, ``Base.__call__`` running ``self.prepare(x)`` that the subclass
+        overrides), a copy of its record whose ``self`` is an instance of ``cls``, analysed
+        when a call runs it and from then on reported with the module's functions (hunt41
+        p04/p05; eagerly, keras' layers would analyse every inherited method once per
+        subclass); otherwise, and for a base of another module, the base's method itself."""
+        from dataclasses import replace
+
+        rec = method.func.local if method.kind == V.FUNC and method.func is not None else None
+        if rec is None or rec.cls is None or getattr(rec, "owner", None) is not self.ma \
+                or getattr(rec, "is_classmethod", False) or not self_reads(rec) & own:
+            return method   # (a base of another module: its method as it is, as before)
+        copy = replace(rec, cls=cls, name=f"{cls.name}.{name}", summary=None, state="new", events={},
+                       recursive=False, self_writes=None)
+        copy.self_reads = rec.self_reads
+        copy.rebound = True     # analysed, and then reported with the module's functions, once called
+        return V.evolve(method, func=replace(method.func, local=copy))
+
     def s_class(self, node: cst.ClassDef) -> None:
         """Bind the class: its body walked with its own environment (methods and class
         attributes), local bases' methods and attributes inherited, its record rule and fields."""
@@ -34,15 +54,32 @@ class ClassMixin:
             if name not in cls.methods and not name.startswith("@"):
                 cls.statics[name] = v
         inherited = ()
+        defined = set(cls.methods) | set(cls.statics)
+        taken: dict = {}
         for base in bases:
             if base.kind == V.QNAME and base.qname in apis.CALL_METHODS:
                 cls.call_method = cls.call_method or apis.CALL_METHODS[base.qname]
             if base.kind == V.CLASS and base.cls is not None:
                 cls.call_method = cls.call_method or base.cls.call_method
                 for name, m in base.cls.methods.items():
-                    cls.methods.setdefault(name, m)
+                    if name not in cls.methods and name not in taken:
+                        taken[name] = m
                 for name, v in base.cls.statics.items():
                     cls.statics.setdefault(name, v)
+        # an inherited method that reads a name the class defines, or an inherited method
+        # rebound so, is rebound too (``to_torch`` calling ``self.put``, which reads the
+        # class's own ``sharding``): to a fixpoint
+        grew = True
+        while grew:
+            grew = False
+            for name, m in taken.items():
+                if name not in defined:
+                    new = self.rebound(m, cls, name, frozenset(defined))
+                    if new is not m:
+                        taken[name] = new
+                        defined.add(name)
+                        grew = True
+        cls.methods.update(taken)
         cls.bases = tuple(b.cls for b in bases if b.kind == V.CLASS and b.cls is not None)
         cls.record, inherited = class_record_rule(bases, decorators)
         if cls.record is not None:
@@ -50,6 +87,30 @@ class ClassMixin:
             cls.fields = inherited + own
         cls.writers = None      # found on first need: self_writers()
         self.env[node.name.value] = Value(kind=V.CLASS, cls=cls)
+
+
+def self_reads(rec) -> frozenset:
+    """The attributes the method ``rec`` reads or calls on its first parameter
+    (``self.prepare(x)``, ``self.sharding``), computed once."""
+    found = getattr(rec, "self_reads", None)
+    if found is None:
+        found = frozenset()
+        if isinstance(rec.node, cst.FunctionDef) and rec.params:
+            me = rec.params[0]
+
+            class _Reads(cst.CSTVisitor):
+                names: set = set()
+
+                def visit_Attribute(self, node: cst.Attribute) -> None:
+                    if isinstance(node.value, cst.Name) and node.value.value == me:
+                        self.names.add(node.attr.value)
+
+            reader = _Reads()
+            reader.names = set()
+            rec.node.body.visit(reader)
+            found = frozenset(reader.names)
+        rec.self_reads = found
+    return found
 
 
 def self_writers(cls) -> dict:

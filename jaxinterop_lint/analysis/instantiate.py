@@ -152,7 +152,7 @@ class InstantiateMixin:
             alternatives += [V.evolve(h, others=()), *h.others]
         callables = tuple(dict.fromkeys(a for a in alternatives if a.kind in (V.FUNC, V.QNAME)))[:V.MAX_OTHERS]
         if out is None:
-            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC,
+            if ret.kind in (V.SAFE, V.FOREIGN, V.SHARDING, V.DEVICE, V.DEVICE_LIST, V.MESH, V.FUNC, V.QNAME,
                             V.KERNEL, V.CAPSULE, V.SAFE_LIST, V.INSTANCE, V.DEFERRED, V.CLASS):
                 out = V.evolve(ret, deps=frozenset(), param_array=None, donated=None, false_guard=None, ref=None,
                               placed_by=None, guard=None, count_of=None)

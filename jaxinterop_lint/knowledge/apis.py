@@ -134,6 +134,10 @@ TREE_MAPS: dict[str, int] = {
     "jax.tree.map": 0, "jax.tree_util.tree_map": 0, "builtins.map": 0,
     "jax.tree.map_with_path": 1, "jax.tree_util.tree_map_with_path": 1,
 }
+# Folds ``reduce(function, iterable[, initial])``: the function is called with the running
+# value and each element (the leaves, for a tree), so the result is what it returns for them.
+# (functools.reduce: the standard library; jax.tree.reduce: jax/_src/tree.py, jax 0.10.2.)
+REDUCES = frozenset({"functools.reduce", "_functools.reduce", "jax.tree.reduce", "jax.tree_util.tree_reduce"})
 
 # Wrappers whose calls make functions that return multi-device values (section 5).
 # value: the keyword arguments that must be present for it to count (empty: always).
