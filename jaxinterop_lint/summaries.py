@@ -183,6 +183,8 @@ class Freezer:
                     data["yields"] = self.value(summary.yields, depth + 1)
                 if summary.fields:
                     data["fields"] = [[n, self.value(v, depth + 1)] for n, v in summary.fields]
+                if summary.fills:
+                    data["fills"] = [[i, self.value(v, depth + 1)] for i, v in summary.fills]
             self.records[key] = data
         return str(key)
 
@@ -337,8 +339,9 @@ class Thawer:
         ret = self.value(data["ret"]) if data["ret"] is not None else None
         yields = self.value(data["yields"]) if data.get("yields") is not None else None
         fields = tuple((n, self.value(v)) for n, v in data.get("fields", ()))
+        fills = tuple((i, self.value(v)) for i, v in data.get("fills", ()))
         rec.summary = Summary(ret=ret, exports=tuple(exports), donates=frozenset(data["donates"]),
-                              yields=yields, fields=fields)
+                              yields=yields, fields=fields, fills=fills)
         return rec
 
     def cls(self, key):

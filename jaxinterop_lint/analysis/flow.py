@@ -40,6 +40,20 @@ _TRANSPARENT_DECORATORS = _PROPERTIES | {"builtins.classmethod", "functools.wrap
 from .env import env_key, join_env  # noqa: E402,F401  (re-exported)
 
 
+# What a stored value must be for a caller to hold it (fill_arguments): an array of a known
+# source or of another parameter, or something the analysis follows; a host value is not kept.
+_FILLED_KINDS = frozenset({V.FUNC, V.QNAME, V.SHARDING, V.MESH, V.DEVICE, V.INSTANCE, V.CLASS, V.KERNEL})
+
+
+def _fills(value: Value, index: int) -> bool:
+    """Whether parameter ``index``'s value ``value`` holds a stored part worth handing back to
+    the caller (:data:`_FILLED_KINDS`, a multi-device array, or a dependence on another
+    parameter): most functions that fill their arguments store host values."""
+    parts = [p for _, p in value.parts or ()] + ([value.rest] if value.rest is not None else [])
+    return any(p.multi is not None or p.kind in _FILLED_KINDS or p.placed_by is not None
+               or any(d[0] != index for d in p.deps) for p in parts)
+
+
 class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin, BindingMixin, ClassMixin,
              DeferredMixin, ModuleStateMixin, ParamCallsMixin):
     """Walk one function body (``rec``) or the module body (``rec`` None) in ``env``, looking
@@ -64,6 +78,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self.events = rec.events if rec is not None else ma.module_events
         self.yields = []
         self.exits = []           # the value of ``self`` where an ``__init__`` returns
+        self.fills = None         # parameter -> its values, filled with parts, where the function returns
         self.unrolling = 0
         self._tested = None       # (test node, its value) of the test being refined
         self.context_events = []  # the calling contexts this walk added (for the summary)
@@ -172,6 +187,17 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         if rec is not None and rec.cls is not None and rec.params and self.env is not None \
                 and (rec.name.endswith("__init__") or self_writes_of(rec)):
             self.exits.append(self.lookup(rec.params[0]))
+        if rec is not None and self.env is not None:
+            # a parameter's own container or object, with what this function stored in it
+            # (its ``ref`` is still the parameter: not a local that took its name)
+            for i, name in enumerate(rec.params):
+                if name.startswith("*") or (i == 0 and rec.cls is not None):
+                    continue
+                v = self.env.get(name)
+                if v is not None and v.ref == (i, ()) and _fills(v, i):
+                    if self.fills is None:
+                        self.fills = {}
+                    self.fills.setdefault(i, []).append(v)
 
     def s_raise(self, node: cst.Raise) -> None:
         if node.exc is not None:

@@ -54,7 +54,18 @@ def analyse_function(ma, rec) -> Summary:
     return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
                    donates=walker.donated_params,
                    yields=yields, fields=fields, globals_=walker.globals_summary(),
-                   calls=tuple(walker.param_calls))
+                   calls=tuple(walker.param_calls), fills=_fills_of(walker))
+
+
+def _fills_of(walker) -> tuple:
+    """``Summary.fills``: each parameter filled where the function returns, joined.  (Its own
+    function: the frame of :func:`analyse_function`, which the analysis recurses through,
+    keeps its size; one a few slots larger made CPython 3.11 allocate and free a data-stack
+    chunk at each crossing of a chunk's end in keras' deepest recursion, +20,000 page
+    faults, +0.15 s of system time.)"""
+    if not walker.fills:
+        return ()
+    return tuple((i, V.join_all(vs)) for i, vs in sorted(walker.fills.items()))
 
 
 _UNIONS = frozenset({"typing.Optional", "typing.Union", "typing_extensions.Optional", "typing_extensions.Union"})

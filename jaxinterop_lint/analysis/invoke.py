@@ -248,9 +248,28 @@ class InvokeMixin:
             self.store_fields(node, rec, bind, summary.fields)
         if summary.globals_:
             self.apply_globals(node, rec, bind, summary.globals_)
+        if summary.fills and store:
+            self.fill_arguments(node, rec, bind, summary.fills)
         if summary.calls:
             self.run_param_calls(node, rec, bind, summary.calls)
         return result
+
+    def fill_arguments(self, node, rec, bind: dict, fills: tuple) -> None:
+        """A call of ``rec`` that stores into the containers or objects it is given
+        (``def put(d, v): d["x"] = v``, ``lst.append(v)``, ``obj.attr = v``; ``fills``, see
+        :class:`~.records.Summary`): the caller's argument, a name or attribute path, holds
+        those values afterwards, instantiated with the call's arguments (hunt41 p13)."""
+        for i, filled in fills:
+            arg = bind.get(i)
+            key = dotted(arg[1]) if arg is not None and arg[1] is not None else None
+            if key is None or arg[0].kind in (V.QNAME, V.CLASS, V.FUNC):
+                continue
+            new = arg[0]
+            for k, part in filled.parts or ():
+                new = P.with_part(new, k, self.instantiate(part, bind, rec, node))
+            if filled.rest is not None:
+                new = P.with_rest(new, self.instantiate(filled.rest, bind, rec, node))
+            self.write_key(key, new)
 
     def store_fields(self, node, rec, bind: dict, fields: tuple) -> None:
         """A call of the method ``rec`` that stores on ``self`` (``s.set(x)``: ``self.v =

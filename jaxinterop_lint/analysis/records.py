@@ -23,6 +23,10 @@ class Summary:
     ``((name, value), ...)`` in terms of its parameters; ``globals_`` the same for the
     names of its module it writes (:mod:`.module_state`); ``calls`` the methods it calls on
     a parameter (:mod:`.param_calls`).
+    ``fills`` what it stores into a parameter's container or object (``d["x"] = v``,
+    ``lst.append(v)``, ``obj.attr = v``): ``((parameter, its value where the function
+    returns), ...)``, held by the caller's argument afterwards
+    (:meth:`~.invoke.InvokeMixin.fill_arguments`).
     """
 
     ret: Optional[Value] = None
@@ -32,13 +36,15 @@ class Summary:
     fields: tuple = ()
     globals_: tuple = ()
     calls: tuple = ()
+    fills: tuple = ()
 
     def key(self):
         """Comparable form for the recursion fixpoint."""
         return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node), e.placed) for e in self.exports)),
                 self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields),
                 tuple((n, fixpoint_key(v)) for n, v in self.globals_),
-                tuple((p, path, attr, id(node)) for p, path, attr, _, _, node in self.calls))
+                tuple((p, path, attr, id(node)) for p, path, attr, _, _, node in self.calls),
+                tuple((p, fixpoint_key(v)) for p, v in self.fills))
 
 
 @dataclass(eq=False)
