@@ -32,10 +32,9 @@ class ClassMixin:
         if rec is None or rec.cls is None or getattr(rec, "owner", None) is not self.ma \
                 or getattr(rec, "is_classmethod", False) or not self_reads(rec) & own:
             return method   # (a base of another module: its method as it is, as before)
+        # analysed, and then reported with the module's functions, once called (module.summary)
         copy = replace(rec, cls=cls, name=f"{cls.name}.{name}", summary=None, state="new", events={},
-                       recursive=False, self_writes=None)
-        copy.self_reads = rec.self_reads
-        copy.rebound = True     # analysed, and then reported with the module's functions, once called
+                       recursive=False, self_writes=None, rebound=True)
         return V.evolve(method, func=replace(method.func, local=copy))
 
     def s_class(self, node: cst.ClassDef) -> None:
@@ -89,28 +88,30 @@ class ClassMixin:
         self.env[node.name.value] = Value(kind=V.CLASS, cls=cls)
 
 
+class _SelfReads(cst.CSTVisitor):
+    """The attributes read on ``self_name`` (:func:`_on_self`) anywhere in the nodes visited."""
+
+    def __init__(self, self_name: str) -> None:
+        super().__init__()
+        self.self_name, self.names = self_name, set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attr = _on_self(node, self.self_name)
+        if attr is not None:
+            self.names.add(attr)
+
+
 def self_reads(rec) -> frozenset:
     """The attributes the method ``rec`` reads or calls on its first parameter
     (``self.prepare(x)``, ``self.sharding``), computed once."""
-    found = getattr(rec, "self_reads", None)
-    if found is None:
+    if rec.self_reads is None:
         found = frozenset()
         if isinstance(rec.node, cst.FunctionDef) and rec.params:
-            me = rec.params[0]
-
-            class _Reads(cst.CSTVisitor):
-                names: set = set()
-
-                def visit_Attribute(self, node: cst.Attribute) -> None:
-                    if isinstance(node.value, cst.Name) and node.value.value == me:
-                        self.names.add(node.attr.value)
-
-            reader = _Reads()
-            reader.names = set()
+            reader = _SelfReads(rec.params[0])
             rec.node.body.visit(reader)
             found = frozenset(reader.names)
         rec.self_reads = found
-    return found
+    return rec.self_reads
 
 
 def self_writers(cls) -> dict:

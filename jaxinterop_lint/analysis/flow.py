@@ -49,9 +49,8 @@ def _fills(value: Value, index: int) -> bool:
     """Whether parameter ``index``'s value ``value`` holds a stored part worth handing back to
     the caller (:data:`_FILLED_KINDS`, a multi-device array, or a dependence on another
     parameter): most functions that fill their arguments store host values."""
-    parts = [p for _, p in value.parts or ()] + ([value.rest] if value.rest is not None else [])
-    return any(p.multi is not None or p.kind in _FILLED_KINDS or p.placed_by is not None
-               or any(d[0] != index for d in p.deps) for p in parts)
+    return P.holds(value, lambda p: p.multi is not None or p.kind in _FILLED_KINDS or p.placed_by is not None
+                   or any(d[0] != index for d in p.deps), 1)
 
 
 class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin, BindingMixin, ClassMixin,

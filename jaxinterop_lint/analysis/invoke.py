@@ -15,6 +15,7 @@ from .events import CallFrame, RemovedEvent
 from .expr import constant_key
 from .imports import dotted
 from .facts import ON_MESH
+from .records import param_nodes
 from .values import FuncInfo, Origin, Value
 
 
@@ -79,14 +80,11 @@ def picks(when, bind: dict, rec=None, call=None) -> bool:
 def _default_node(rec, index: int):
     """The default expression of parameter ``index`` of the project function ``rec`` (its
     libcst node), or None."""
-    node, params = getattr(rec, "node", None), getattr(rec, "params", ())
-    if index >= len(params) or not hasattr(node, "params") or not hasattr(node.params, "params"):
-        return None
-    name = params[index].lstrip("*")
-    for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
-        if p.name.value == name:
-            return p.default
-    return None
+    node = getattr(rec, "node", None)
+    if not hasattr(node, "params") or not hasattr(node.params, "params"):
+        return None     # (a frozen record of the cache keeps no nodes)
+    plist = param_nodes(node)
+    return plist[index].default if index < len(plist) else None
 
 
 class InvokeMixin:
@@ -261,30 +259,31 @@ class InvokeMixin:
         those values afterwards, instantiated with the call's arguments (hunt41 p13)."""
         for i, filled in fills:
             arg = bind.get(i)
-            key = dotted(arg[1]) if arg is not None and arg[1] is not None else None
-            if key is None or arg[0].kind in (V.QNAME, V.CLASS, V.FUNC):
-                continue
-            new = arg[0]
-            for k, part in filled.parts or ():
-                new = P.with_part(new, k, self.instantiate(part, bind, rec, node))
-            if filled.rest is not None:
-                new = P.with_rest(new, self.instantiate(filled.rest, bind, rec, node))
-            self.write_key(key, new)
+            if arg is not None and arg[0].kind not in (V.QNAME, V.CLASS, V.FUNC):
+                self.write_stored(arg, filled.parts or (), filled.rest, bind, rec, node)
 
     def store_fields(self, node, rec, bind: dict, fields: tuple) -> None:
         """A call of the method ``rec`` that stores on ``self`` (``s.set(x)``: ``self.v =
         x``): the receiver (``bind[0]``, the value and expression of ``s``) holds the stored
         values afterwards, instantiated with the call's arguments (a later ``s.close()``
         exporting ``self.v`` is a calling context with that value)."""
-        recv, at = bind[0]
-        if recv.kind != V.INSTANCE:
+        if bind[0][0].kind == V.INSTANCE:
+            self.write_stored(bind[0], [(V.attr_key(name), v) for name, v in fields], None, bind, rec, node)
+
+    def write_stored(self, arg: tuple, parts, rest, bind: dict, rec, node) -> None:
+        """The argument ``arg`` (its value and expression) with what the callee ``rec``
+        stored in it (``parts`` by key, ``rest`` at unknown keys, in terms of its
+        parameters, instantiated with ``bind``), bound back to the caller's expression when
+        that is a name or an attribute path."""
+        key = dotted(arg[1]) if arg[1] is not None else None
+        if key is None:
             return
-        new = recv
-        for name, v in fields:
-            new = P.with_part(new, V.attr_key(name), self.instantiate(v, bind, rec, node))
-        key = dotted(at) if at is not None else None
-        if key is not None:
-            self.write_key(key, new)
+        new = arg[0]
+        for k, v in parts:
+            new = P.with_part(new, k, self.instantiate(v, bind, rec, node))
+        if rest is not None:
+            new = P.with_rest(new, self.instantiate(rest, bind, rec, node))
+        self.write_key(key, new)
 
     def export_at_call(self, node, rec, bind: dict, effect, index: int) -> None:
         """A call passes ``bind`` to ``rec``, which exports a part of a parameter (``effect``,

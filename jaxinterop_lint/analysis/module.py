@@ -225,7 +225,7 @@ class ModuleAnalysis:
             return rec.summary or Summary()
         from .functions import analyse_function
 
-        if getattr(rec, "rebound", False) and rec.state == "new" and rec not in self.functions:
+        if rec.rebound and rec.state == "new" and rec not in self.functions:
             self.functions.append(rec)      # an inherited method run by a subclass (classes.rebound)
 
         rec.globals_seen = self.globals_changed

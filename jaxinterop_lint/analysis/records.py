@@ -99,6 +99,8 @@ class FunctionRecord:
     defaults: dict = field(default_factory=dict)   # parameter index -> placement default (bind_defaults)
     context_manager: bool = False   # a @contextlib.contextmanager generator: ``with f() as x`` gets its yield
     self_writes: Optional[frozenset] = None   # attributes it stores on self (classes.self_writes_of)
+    self_reads: Optional[frozenset] = None    # attributes it reads or calls on self (classes.self_reads)
+    rebound: bool = False       # an inherited method copied for a subclass (classes.ClassMixin.rebound)
 
 
 def param_nodes(node) -> list:

@@ -140,15 +140,22 @@ class Rule:
                        snippet=ctx.text(getattr(event, "inner_node", None) or node)[:200], extra=extra)
 
 
+def call_site(frame, ctx: RuleContext) -> str:
+    """``line 13``, or ``pkg/run.py:13`` for a caller in another module: where the call of a
+    calling context's ``frame`` (a :class:`~jaxinterop_lint.analysis.events.CallFrame`) is."""
+    owner = frame.owner
+    if owner is not None and owner is not ctx.ma:
+        return f"{owner.display_path}:{owner.position(frame.call)[0]}"
+    return f"line {ctx.line(frame.call)}"
+
+
 def entered_at(frame, ctx: RuleContext) -> str:
     """``b() at line 13`` (``b() at pkg/run.py:13`` for a caller in another module): where
     the outermost call of a calling context ``frame`` (an event's ``context[0]``) is, as the
     messages of merged contexts name it (:func:`jaxinterop_lint.pipeline.judge.raw_findings`)."""
-    owner = frame.owner
-    other = owner is not None and owner is not ctx.ma
-    line = f"{owner.display_path}:{owner.position(frame.call)[0]}" if other else f"line {ctx.line(frame.call)}"
-    caller = frame.caller if frame.caller and frame.caller != "<module>" else "module level"
-    return f"{caller}() at {line}" if caller != "module level" else f"module level at {line}"
+    if frame.caller and frame.caller != "<module>":
+        return f"{frame.caller}() at {call_site(frame, ctx)}"
+    return f"module level at {call_site(frame, ctx)}"
 
 
 def catches(handler_names, raised: str, versions=None) -> bool:

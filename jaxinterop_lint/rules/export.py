@@ -6,7 +6,7 @@ from typing import Optional
 from ..analysis.events import SinkEvent
 from ..finding import Finding, Fix
 from . import remedies
-from .base import Rule, RuleContext, describe_raise, verdict
+from .base import Rule, RuleContext, call_site, describe_raise, verdict
 
 
 def export_message(event: SinkEvent, ctx: RuleContext) -> str:
@@ -44,8 +44,7 @@ def calling_context(event: SinkEvent, ctx: RuleContext) -> str:
     else:
         argument = frame.param
     where = f"from {frame.caller}() " if frame.caller and frame.caller != "<module>" else ""
-    line = f"{owner.display_path}:{owner.position(frame.call)[0]}" if other else f"line {ctx.line(frame.call)}"
-    return f"when {frame.callee}() is called {where}at {line} with `{argument}`"
+    return f"when {frame.callee}() is called {where}at {call_site(frame, ctx)} with `{argument}`"
 
 
 def _simple(node) -> bool:
