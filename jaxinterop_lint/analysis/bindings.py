@@ -37,6 +37,28 @@ def _callable(v: Value, sinks) -> bool:
     return P.holds(v, lambda x: x.kind == V.FUNC or x.kind == V.QNAME and x.qname in sinks, 2)
 
 
+_PART_ALIASES = "_part_aliases"
+_PART_READS = frozenset({"setdefault", "get"})
+
+
+def part_read(value) -> tuple:
+    """``(dotted container, index node or None, whole)`` when ``value`` (the right side of
+    ``x = value``) reads a part of a dotted container that stays that container's object:
+    ``d["a"]``, ``d[k]``, ``d.setdefault(k, {})``, ``d.get(k)`` (``whole`` False), or an
+    attribute ``self.hist`` (``whole`` True: the key is the attribute itself); else
+    ``(None, None, False)``.  ``d.get(k, default)`` is not one: its default may be a fresh
+    object."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+        return dotted(value.value), value.slice[0].slice.value, False
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _PART_READS and value.args and not value.args[0].keyword \
+            and not value.args[0].star and (value.func.attr.value == "setdefault" or len(value.args) == 1):
+        return dotted(value.func.value), value.args[0].value, False
+    if isinstance(value, cst.Attribute):
+        return dotted(value), None, True
+    return None, None, False
+
+
 def _held_by_class(owner: Value, attr: str, v: Value) -> None:
     """``v`` stored in attribute ``attr`` of ``owner`` (an instance or a class of this
     project): joined into what the class's instances may hold there."""
@@ -75,6 +97,9 @@ class BindingMixin:
             if v.multi is not None:
                 v = V.evolve(v, multi=v.multi.step(f"assigned to `{name}`", node, self.ma))
             self.env[name] = v
+            aliases = self.__dict__.get(_PART_ALIASES)
+            if aliases:
+                aliases.pop(name, None)
             if name in self.declared_globals:
                 self.note_global(name, False)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -119,6 +144,40 @@ class BindingMixin:
             self.store_on_class(key, new)
             self.note_global(key, True)
 
+    def note_part_alias(self, node: cst.Assign) -> None:
+        """After ``x = d["a"]`` (or ``d.setdefault(k, {})``, ``d.get(k)``, ``self.hist``)
+        binding a container: ``x`` is that part of ``d``'s object, so what later changes
+        ``x`` in place (``x.append(v)``, ``x["last"] = v``, ``x.update(...)``) changes it
+        in ``d`` too (:meth:`write_key`).  Hunt41 p13: ``bucket = stats.setdefault(name,
+        {}); bucket.update(last=value)``.  Rebinding ``x`` ends it (:meth:`assign`)."""
+        if self.env is None or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        base, index, whole = part_read(node.value)
+        if base is None:
+            return
+        name = node.targets[0].target.value
+        held = self.env.get(name)
+        if held is None or held.kind in _NOT_CONTAINERS or held.kind == V.ARRAY and not held.structured \
+                or base.split(".")[0] == name:
+            return
+        key = None if whole else constant_key(index)
+        self.__dict__.setdefault(_PART_ALIASES, {})[name] = (base, key, whole)
+
+    def _write_through(self, name: str, depth: int) -> None:
+        """``name`` (a part alias: :meth:`note_part_alias`) changed in place: the part of its
+        container is its new value."""
+        base, key, whole = self.__dict__[_PART_ALIASES][name]
+        value = self.env[name]
+        if not whole:
+            current = self.read_key(base)
+            if current.kind in _NOT_CONTAINERS or current.kind == V.ARRAY and not current.structured \
+                    and current.ref is None:
+                return
+            value = P.with_part(current, key, value) if key is not None else P.with_rest(current, value)
+        self.write_key(base, value, depth + 1)
+        self.store_on_class(base, value)
+        self.note_global(base, True)
+
     def store_on_class(self, key: str, new: Value) -> None:
         """``self.params[k] = v`` or ``self.cache.append(v)`` (``key`` ``"self.params"``,
         ``new`` the container's new value): what the instances of the class of ``self`` (or
@@ -140,23 +199,27 @@ class BindingMixin:
             value = P.read(value, V.attr_key(name))
         return value
 
-    def write_key(self, key: str, value: Value) -> None:
+    def write_key(self, key: str, value: Value, depth: int = 0) -> None:
         """Bind a dotted key: ``x`` itself, or the part ``.b.c`` of the value bound to ``a``
-        for ``a.b.c`` (module references, classes and functions are left as they are)."""
+        for ``a.b.c`` (module references, classes and functions are left as they are).  When
+        ``a`` is a part alias (:meth:`note_part_alias`), its container changes with it."""
         if self.env is None:
             return
-        if "." not in key:
-            self.env[key] = value
-            return
         names = key.split(".")
-        holders = [self.lookup(names[0])]
-        if holders[0].kind in (V.QNAME, V.CLASS, V.FUNC):
-            return
-        for name in names[1:-1]:
-            holders.append(P.read(holders[-1], V.attr_key(name)))
-        for holder, name in zip(reversed(holders), reversed(names[1:])):
-            value = P.with_part(holder, V.attr_key(name), value)
-        self.env[names[0]] = value
+        if len(names) == 1:
+            self.env[key] = value
+        else:
+            holders = [self.lookup(names[0])]
+            if holders[0].kind in (V.QNAME, V.CLASS, V.FUNC):
+                return
+            for name in names[1:-1]:
+                holders.append(P.read(holders[-1], V.attr_key(name)))
+            for holder, name in zip(reversed(holders), reversed(names[1:])):
+                value = P.with_part(holder, V.attr_key(name), value)
+            self.env[names[0]] = value
+        aliases = self.__dict__.get(_PART_ALIASES)
+        if aliases and names[0] in aliases and depth < 8:
+            self._write_through(names[0], depth)
 
     def refine(self, refs: dict, test) -> None:
         """Apply a guard's refinements to the current environment."""

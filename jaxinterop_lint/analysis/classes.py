@@ -9,6 +9,7 @@ import libcst as cst
 from ..knowledge import apis
 from ..knowledge import structures as S
 from . import values as V
+from .bindings import part_read
 from .imports import dotted
 from .records import ClassRecord
 from .structures import class_record_rule
@@ -168,6 +169,7 @@ def _self_writes(fn, self_name: str):
     ``self.x[k] = ...``, ``self.x.append(...)``), found by a walk of its statements (nested
     functions and classes excluded)."""
     found = set()
+    aliases, changed = {}, set()    # ``h = self.hist`` then ``h.append(v)`` fills ``hist``
     todo = [fn.body]
     while todo:
         node = todo.pop()
@@ -176,14 +178,23 @@ def _self_writes(fn, self_name: str):
         elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for t in targets:
-                attr = _on_self(t.value if isinstance(t, cst.Subscript) else t, self_name)
+                inner = t.value if isinstance(t, cst.Subscript) else t
+                attr = _on_self(inner, self_name)
                 if attr is not None:
                     found.add(attr)
+                elif isinstance(t, cst.Subscript) and isinstance(inner, cst.Name):
+                    changed.add(inner.value)
+            if isinstance(node, cst.Assign) and len(targets) == 1 and isinstance(targets[0], cst.Name):
+                base = part_read(node.value)[0]
+                if base is not None and base.startswith(self_name + ".") and base.count(".") >= 1:
+                    aliases[targets[0].value] = base.split(".")[1]
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) \
                 and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in S.MUTATING:
             attr = _on_self(node.value.func.value, self_name)
             if attr is not None:
                 found.add(attr)
+            elif isinstance(node.value.func.value, cst.Name):
+                changed.add(node.value.func.value.value)
         elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
             todo.append(node.body)
             for extra in ("orelse", "finalbody"):
@@ -194,4 +205,4 @@ def _self_writes(fn, self_name: str):
                 todo.append(h.body)
         elif isinstance(node, cst.Else):
             todo.append(node.body)
-    return found
+    return found | {aliases[n] for n in changed if n in aliases}

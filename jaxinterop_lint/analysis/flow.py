@@ -157,6 +157,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         for t in node.targets:
             self.assign(t.target, v, node)
         donation.note_alias(self, node)
+        self.note_part_alias(node)
 
     def s_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

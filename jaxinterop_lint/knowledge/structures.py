@@ -143,12 +143,15 @@ IDENTITY_CALLS = frozenset({
 
 CONTAINER_METHODS: dict[str, str] = {
     "append": "append",
+    "appendleft": "append",     # collections.deque: order is not followed
     "extend": "extend",
+    "extendleft": "extend",
     "insert": "insert",
     "update": "update",
     "setdefault": "setdefault",
     "get": "get",
     "pop": "pop",
+    "popleft": "pop",
     "values": "values",
     "items": "items",
     "keys": "keys",
@@ -175,6 +178,7 @@ ITERATION_CALLS: dict[str, str] = {
     "itertools.chain": "chain",
     "collections.defaultdict": "defaultdict",
     "collections.OrderedDict": "dict",
+    "collections.deque": "list",    # deque(iterable, maxlen): a list of the iterable's items
     "itertools.islice": "iter",
     "itertools.cycle": "iter",
 }
