@@ -185,6 +185,8 @@ class Freezer:
                     data["fields"] = [[n, self.value(v, depth + 1)] for n, v in summary.fields]
                 if summary.fills:
                     data["fills"] = [[i, self.value(v, depth + 1)] for i, v in summary.fills]
+                if summary.called:
+                    data["called"] = [[self.value(v, depth + 1) for v in vs] for vs in summary.called]
             self.records[key] = data
         return str(key)
 
@@ -340,8 +342,9 @@ class Thawer:
         yields = self.value(data["yields"]) if data.get("yields") is not None else None
         fields = tuple((n, self.value(v)) for n, v in data.get("fields", ()))
         fills = tuple((i, self.value(v)) for i, v in data.get("fills", ()))
+        called = tuple(tuple(self.value(v) for v in vs) for vs in data.get("called", ()))
         rec.summary = Summary(ret=ret, exports=tuple(exports), donates=frozenset(data["donates"]),
-                              yields=yields, fields=fields, fills=fills)
+                              yields=yields, fields=fields, fills=fills, called=called)
         return rec
 
     def cls(self, key):

@@ -14,7 +14,7 @@ from . import placements
 from . import values as V
 from .deferred import handed, names_class as _names_class
 from .events import FfiCopyEvent, RemovedEvent
-from .facts import FactsMixin, _short
+from .facts import ON_MESH, FactsMixin, _short
 from .values import FuncInfo, Origin, Value, carries_multi
 
 # An evaluated argument: (value, expression node or None).
@@ -163,7 +163,8 @@ class CallMixin(FactsMixin):
             # given whole parameters (``conv(fn(x))``), the caller calls its function with
             # its arguments for them; else with none
             given = [v.ref[0] for v, _ in pos if v.ref is not None and not v.ref[1]]
-            key = V.called_key(given) if not kw and len(given) == len(pos) else V.CALLED
+            key = V.called_key(given) if not kw and len(given) == len(pos) else \
+                self.called_with_values(node, pos) if not kw else V.CALLED
             return V.extend(V.evolve(f, ref=ref), key)
         return V.UNKNOWN_VALUE
 
@@ -278,6 +279,10 @@ class CallMixin(FactsMixin):
             where = _placement_arg(pos, kw, given) if given is not None else None
             if where is not None and where[0].kind == V.DEVICE:     # one device given
                 return V.SAFE_VALUE
+            if where is not None and where[0].kind == V.SHARDING and where[0].ref is not None \
+                    and where[0].ref[1][-1:] == (ON_MESH,):
+                # on a parameter's mesh: one device where a caller gives a one-device mesh
+                return self.placed_by_parameter(node, qn, where[0])
             return V.multi(Origin(self.ma.kb.direct_sources[qn], node, self.ma, self.function))
         if qn in apis.SHARDING_CONSTRUCTORS:
             return Value(kind=V.SHARDING, desc=qn.rsplit(".", 1)[-1])

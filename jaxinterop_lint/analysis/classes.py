@@ -164,6 +164,19 @@ def _on_self(node, self_name: str):
     return None
 
 
+def _container_root(expr):
+    """The container whose entry ``expr`` reads (``self.handlers`` for
+    ``self.handlers[event]`` or ``self.handlers.setdefault(event, [])``), to any depth; else
+    ``expr``."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and part_read(expr)[0] is not None:
+            expr = expr.func.value
+        else:
+            return expr
+
+
 def _self_writes(fn, self_name: str):
     """Attributes that ``fn`` assigns or fills on its first parameter (``self.x = ...``,
     ``self.x[k] = ...``, ``self.x.append(...)``), found by a walk of its statements (nested
@@ -190,11 +203,12 @@ def _self_writes(fn, self_name: str):
                     aliases[targets[0].value] = base.split(".")[1]
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) \
                 and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in S.MUTATING:
-            attr = _on_self(node.value.func.value, self_name)
+            receiver = _container_root(node.value.func.value)
+            attr = _on_self(receiver, self_name)
             if attr is not None:
                 found.add(attr)
-            elif isinstance(node.value.func.value, cst.Name):
-                changed.add(node.value.func.value.value)
+            elif isinstance(receiver, cst.Name):
+                changed.add(receiver.value)
         elif isinstance(node, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
             todo.append(node.body)
             for extra in ("orelse", "finalbody"):

@@ -177,6 +177,12 @@ class ExprMixin:
             return Value(kind=V.LAUNCHER)
         if kind == V.SAFE_LIST:
             return V.SAFE_VALUE
+        if kind == V.INSTANCE and recv.cls is not None and "__getitem__" in recv.cls.methods \
+                and len(node.slice) == 1 and not sliced:
+            # ``ds[i]``: ``type(ds).__getitem__(ds, i)``
+            found = self.call_dunder(recv, "__getitem__", node.value, [(index, node.slice[0].slice.value)])
+            if found is not None:
+                return found
         if recv.structured:
             if sliced and len(node.slice) == 1:
                 return P.iterable(P.any_item(recv), recv.container or "list")
@@ -290,15 +296,16 @@ class ExprMixin:
                 return following if following is not None else P.element_of(it)
         return P.element_of(value)
 
-    def call_dunder(self, value: Value, name: str, node) -> Optional[Value]:
-        """``value.<name>()`` for an instance of a project class defining that method, else None."""
+    def call_dunder(self, value: Value, name: str, node, args=()) -> Optional[Value]:
+        """``value.<name>(*args)`` (``args``: ``(value, expression)`` pairs) for an instance
+        of a project class defining that method, else None."""
         if value.kind != V.INSTANCE or value.cls is None:
             return None
         method = value.cls.methods.get(name)
         if method is None or method.kind != V.FUNC or method.func is None:
             return None
         bound = V.evolve(method, func=replace(method.func, bound=((value, node),)))
-        return self.apply(node, bound, [], {})
+        return self.apply(node, bound, list(args), {})
 
     def e_comprehension(self, node) -> Value:
         saved = self.env

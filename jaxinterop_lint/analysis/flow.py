@@ -89,6 +89,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self.handed_to = None     # the function a consumer is handed to, while its call runs (param_calls.py)
         self.when = None          # (parameter, keys) while a callable chosen by them runs (StructureMixin.chosen_entry)
         self._param_call_keys = set()
+        self.called_with = []     # values a parameter is called with (Summary.called)
+        self._called_at = {}      # call node -> its index in called_with
         versions.enter_function(self, rec)
 
     # -- utilities -----------------------------------------------------------------------

@@ -59,8 +59,11 @@ class InstantiateMixin:
         value = arg[0]
         for key in path:
             given = V.called_args(key)
+            recorded = V.called_with(key)
             if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.element_of(value, node)
+            elif recorded is not None and value.kind in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
+                value = self.returned_by(node, value, self.recorded_arguments(rec, recorded, bind, node))
             elif given is not None and value.kind in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
                 args = [bind[i] for i in given if i in bind] if bind is not None else []
                 value = self.returned_by(node, value, args) if args and len(args) == len(given) \
@@ -73,6 +76,26 @@ class InstantiateMixin:
             else:
                 value = P.read(value, key)
         return value
+
+    def recorded_arguments(self, rec, index: int, bind, node) -> list:
+        """The values the callee ``rec`` called a parameter with (its summary's
+        :attr:`~.records.Summary.called` ``[index]``), seen at this call (``bind``), as
+        ``(value, None)`` arguments (no expression of the caller's gives them); none while
+        its summary is not known yet (a recursion's first round)."""
+        summary = getattr(rec, "summary", None)
+        if summary is None or index >= len(summary.called) or bind is None:
+            return []
+        # a loop feeding a call's result back to it (``x = stage(x)``) records values that
+        # hold the call's own result: that inner one is called with none
+        active = self.__dict__.setdefault("_recorded_active", set())
+        key = (id(summary), index)
+        if key in active:
+            return []
+        active.add(key)
+        try:
+            return [(self.instantiate(v, bind, rec, node), None) for v in summary.called[index]]
+        finally:
+            active.discard(key)
 
     def returned_by(self, node, f: Value, args: list) -> Value:
         """What the caller's function ``f`` returns for ``args`` (a called parameter's

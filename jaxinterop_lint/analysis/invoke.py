@@ -178,16 +178,29 @@ class InvokeMixin:
             return Value(kind=V.ARRAY, multi=origin, placed_by=placed_by)
         return Value(kind=V.UNKNOWN, placed_by=placed_by)
 
-    def bind_args(self, fi: FuncInfo, pos: list, kw: dict) -> tuple:
+    def bind_args(self, fi: FuncInfo, pos: list, kw: dict, splat=None) -> tuple:
         """``(record, bind)``: the local function of ``fi`` (or None) and its parameters'
         arguments by position, ``index -> (value, node)``; a parameter no argument gives
-        takes its kept default (:meth:`~.bindings.BindingMixin.bind_defaults`)."""
+        takes its kept default (:meth:`~.bindings.BindingMixin.bind_defaults`), or the entry
+        of its name in a ``**`` argument of unknown keys (``splat``, ``(value, node)``:
+        ``cb(**payload)`` with ``payload`` a ``**kw`` parameter passed on), joined with the
+        default when it has one (the entry may be absent)."""
         args = [(v, None) if not isinstance(v, tuple) else v for v in fi.bound] + list(pos)
         rec = fi.local
         bind = dict(enumerate(args))
         if rec is not None:
             bind = bind_keywords(rec.params, bind, kw)
-            for i, default in (getattr(rec, "defaults", None) or {}).items():
+            defaults = getattr(rec, "defaults", None) or {}
+            if splat is not None:
+                for i, name in enumerate(rec.params):
+                    if name.startswith("**"):    # the payload, with the call's other keywords
+                        bind[i] = (P.merged(bind[i][0], splat[0]) if i in bind else splat[0], splat[1])
+                    elif i in bind:
+                        continue
+                    elif not name.startswith("*"):
+                        entry = P.read(splat[0], V.item_key(name))
+                        bind[i] = (V.join(entry, defaults[i]) if i in defaults else entry, splat[1])
+            for i, default in defaults.items():
                 bind.setdefault(i, (default, None))
             return rec, bind
         return rec, bind
@@ -203,7 +216,7 @@ class InvokeMixin:
             return self.library_call(node, fi.partial_of, list(fi.bound) + pos, merged)
         if fi.kwargs:       # ``functools.partial(place, sharding=s)``: the call's own keywords win
             kw = {**dict(fi.kwargs), **kw}
-        rec, bind = self.bind_args(fi, pos, kw)
+        rec, bind = self.bind_args(fi, pos, kw, self.splats.get(id(node)))
         result = None
         if rec is not None:
             result = self.call_local(node, rec, bind)

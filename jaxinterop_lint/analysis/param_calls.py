@@ -31,7 +31,7 @@ def _argument_node(value, bind: dict):
     ref = value.ref if value.ref is not None else (min(value.deps) if value.deps else None)
     if ref is None or ref[0] not in bind:
         return None
-    if any(k.endswith(V.CALLED) or V.called_args(k) is not None for k in ref[1]):
+    if any(V.is_called(k) for k in ref[1]):
         return None     # what a function the caller gave returns (``fn(x)``): not its expression
     return bind[ref[0]][1]
 
@@ -63,6 +63,10 @@ def _stored(recv, attr: str):
     return None
 
 
+# the keyword under which a kept call keeps its ``**`` argument of unknown keys (no keyword
+# argument is spelled so)
+SPLAT = "**"
+
 # the most method calls on parameters one summary keeps (a function calling many methods of
 # its argument: the first ones, in the order of the walk)
 MAX_CALLS = 32
@@ -84,8 +88,27 @@ class ParamCallsMixin:
             self._param_call_keys.add(key)
             # under ``if jax.device_count() == 1:`` every argument is single-device there
             one = single_device if (self.env or {}).get(SINGLE) is not None else (lambda v: v)
+            named = tuple((k, one(v)) for k, (v, _) in kw.items())
+            held = self.splats.get(id(node))     # ``fn(**payload)``: kept as the keyword "**"
             self.param_calls.append((recv.ref[0], recv.ref[1], attr, tuple(one(v) for v, _ in pos),
-                                     tuple((k, one(v)) for k, (v, _) in kw.items()), node))
+                                     named + ((SPLAT, one(held[0])),) if held is not None else named, node))
+
+    def called_with_values(self, node, pos: list) -> str:
+        """The part key of what a parameter returns at ``node``, called with the positional
+        arguments ``pos`` that are not all whole parameters (``model_fn(batch)``, ``batch``
+        one of the callee's values): their values are kept for the summary
+        (:attr:`~.records.Summary.called`; joined when a loop walks the call again) and the
+        caller calls its function with them."""
+        if self.rec is None:
+            return V.CALLED
+        values = tuple(v for v, _ in pos)
+        index = self._called_at.get(id(node))
+        if index is None:
+            index = self._called_at[id(node)] = len(self.called_with)
+            self.called_with.append(values)
+        else:
+            self.called_with[index] = tuple(V.join(a, b) for a, b in zip(self.called_with[index], values))
+        return V.called_with_key(index)
 
     def run_param_calls(self, node, rec, bind: dict, calls: tuple) -> None:
         """A call of ``rec`` with ``bind`` (index -> (value, expression)): each method its
@@ -118,10 +141,20 @@ class ParamCallsMixin:
             # the parameter itself called (``apply(torch.from_dlpack, x)``), or a function or
             # callable object the argument holds (``self.sink(x)`` with ``Runner(sink)``)
             before, self.handed_to = self.handed_to, rec.name
+            args, kwargs = self._call_arguments(node, rec, bind, pos, kw, inner)
+            splat = kwargs.pop(SPLAT, None)
+            held = self.splats.get(id(node))
+            if splat is not None:
+                self.splats[id(node)] = splat
             try:
-                self.apply(node, called, *self._call_arguments(node, rec, bind, pos, kw, inner))
+                self.apply(node, called, args, kwargs)
             finally:
                 self.handed_to = before
+                if splat is not None:
+                    if held is None:
+                        del self.splats[id(node)]
+                    else:
+                        self.splats[id(node)] = held
             return
         method = recv.cls.methods.get(attr) if recv.kind == V.INSTANCE and recv.cls is not None else None
         if method is not None and (method.kind != V.FUNC or method.func is None or method.func.local is None):

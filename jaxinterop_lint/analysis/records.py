@@ -27,6 +27,9 @@ class Summary:
     ``lst.append(v)``, ``obj.attr = v``): ``((parameter, its value where the function
     returns), ...)``, held by the caller's argument afterwards
     (:meth:`~.invoke.InvokeMixin.fill_arguments`).
+    ``called`` the positional values a parameter is called with where they are not all
+    whole parameters (``model_fn(batch)``), by :func:`~.values.called_with_key` index: the
+    caller calls its function with them (:meth:`~.instantiate.InstantiateMixin.argument_part`).
     """
 
     ret: Optional[Value] = None
@@ -37,6 +40,7 @@ class Summary:
     globals_: tuple = ()
     calls: tuple = ()
     fills: tuple = ()
+    called: tuple = ()
 
     def key(self):
         """Comparable form for the recursion fixpoint."""
@@ -44,7 +48,8 @@ class Summary:
                 self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields),
                 tuple((n, fixpoint_key(v)) for n, v in self.globals_),
                 tuple((p, path, attr, id(node)) for p, path, attr, _, _, node in self.calls),
-                tuple((p, fixpoint_key(v)) for p, v in self.fills))
+                tuple((p, fixpoint_key(v)) for p, v in self.fills),
+                tuple(tuple(fixpoint_key(v) for v in vs) for vs in self.called))
 
 
 @dataclass(eq=False)

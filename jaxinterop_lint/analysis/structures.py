@@ -229,6 +229,12 @@ class StructureMixin:
             return P.iterable(P.element_of(args[1]) if len(args) > 1 else V.UNKNOWN_VALUE, "iter")
         if op == "chain":
             return P.iterable(V.join_all(P.element_of(a) for a in args), "iter")
+        if op == "tee":
+            return P.iterable(P.iterable(P.element_of(first), "iter"), "tuple")
+        if op in ("groupby", "pairwise"):
+            item = P.element_of(first)
+            head = (V.UNKNOWN_VALUE if len(args) > 1 or "key" in kw else item) if op == "groupby" else item
+            return P.iterable(P.sequence((head, P.iterable(item, "iter") if op == "groupby" else item)), "iter")
         return P.iterable(P.element_of(first), "list" if op == "sorted" else "set" if op == "set" else "iter")
 
     # -- container methods -----------------------------------------------------------------
@@ -283,14 +289,14 @@ class StructureMixin:
     def store_entry(self, expr, new: Value) -> None:
         """``h["a"].append(y)``: ``new`` (the changed entry) is the entry at the constant key
         of the container a dotted name holds (``h``, ``self.hist``), or one of its entries
-        (``h[name].append(y)``)."""
+        (``h[name].append(y)``); also read with ``h.setdefault(k, [])`` or ``h.get(k)``
+        (a registry: ``HANDLERS.setdefault(topic, []).append(fn)``)."""
+        from .bindings import part_read
         from .expr import constant_key
 
-        if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
-            return
-        base = dotted(expr.value)
-        key = constant_key(expr.slice[0].slice.value)
-        if base is not None:
+        base, index, whole = part_read(expr)
+        if base is not None and not whole:
+            key = constant_key(index)
             container = self.read_key(base)
             if container.structured:    # ``h[name].append(v)``: some entry
                 self.write_key(base, P.with_part(container, key, new) if key is not None else P.with_rest(container, new))

@@ -61,6 +61,26 @@ def called_key(indexes=()) -> str:
     return "(" + ",".join(map(str, indexes)) + ")"
 
 
+def called_with_key(index: int) -> str:
+    """The part key of what a parameter returns when called with the values the callee
+    recorded as :attr:`~.records.Summary.called` ``[index]`` (``model_fn(batch)`` with
+    ``batch`` a value of the callee's own, not a parameter: ``"(@0)"``)."""
+    return f"(@{index})"
+
+
+def called_with(key: str) -> Optional[int]:
+    """The index of a :func:`called_with_key`, or None."""
+    if key[:2] != "(@" or key[-1:] != ")" or not key[2:-1].isdigit():
+        return None
+    return int(key[2:-1])
+
+
+def is_called(key: str) -> bool:
+    """Whether ``key`` is the result of calling what it extends (a method's ``.get()``, a
+    parameter's :func:`called_key` or :func:`called_with_key`)."""
+    return key.endswith(CALLED) or called_args(key) is not None or called_with(key) is not None
+
+
 def called_args(key: str) -> Optional[tuple]:
     """The parameter indexes of a :func:`called_key` (``"(2)"`` -> ``(2,)``, ``"()"`` ->
     ``()``), or None when ``key`` is no such key (``".get()"`` is a method's)."""

@@ -104,6 +104,9 @@ DUNDER_CALLS: dict[str, tuple[str, ...]] = {
     "builtins.print": ("__str__", "__repr__"),
     "numpy.asarray": ("__array__",),
     "numpy.array": ("__array__",),
+    # torch/utils/data/dataloader.py: a map-style dataset's items are read with __getitem__
+    # (_MapDatasetFetcher), an IterableDataset's with __iter__
+    "torch.utils.data.DataLoader": ("__getitem__", "__iter__"),
 }
 
 # Calls listing the leaves of a pytree (jax 0.10.2, jax/_src/tree_util.py): what they return,

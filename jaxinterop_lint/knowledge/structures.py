@@ -181,6 +181,12 @@ ITERATION_CALLS: dict[str, str] = {
     "collections.deque": "list",    # deque(iterable, maxlen): a list of the iterable's items
     "itertools.islice": "iter",
     "itertools.cycle": "iter",
+    "itertools.dropwhile": "filter",
+    "itertools.takewhile": "filter",
+    "itertools.filterfalse": "filter",
+    "itertools.tee": "tee",            # tee(it, n): n iterators over the items of it
+    "itertools.groupby": "groupby",    # groupby(it, key): (key, iterator over a group's items)
+    "itertools.pairwise": "pairwise",  # pairwise(it): (item, next item)
 }
 """Builtins (and itertools) that build or consume iterables, by operation."""
 
