@@ -53,6 +53,21 @@ def test_the_constants_of_a_module():
                                     "S": (1,)}
 
 
+def test_strings_bools_and_record_instances():
+    text = ("from dataclasses import dataclass\nfrom typing import NamedTuple, ClassVar\n"
+            "MODE = 'single'\nON = True\n"
+            "@dataclass(frozen=True)\nclass Cfg:\n    dp: int = 1\n    name: str = 'a'\n    k: ClassVar[int] = 5\n"
+            "class Pair(NamedTuple):\n    a: int\n    b: int = 2\n"
+            "@dataclass\nclass Post:\n    dp: int = 1\n    def __post_init__(self):\n        self.dp = 8\n"
+            "SERVE = Cfg(dp=4)\nDEFAULT = Cfg()\nPAIR = Pair(1)\nP2 = Post()\nSPLAT = Cfg(**{'dp': 2})\n"
+            "MIXED = (1, 'a')\n")
+    found = text_constants(text)
+    assert {k: v for k, v in found.items() if k in ("MODE", "ON", "MIXED")} == {"MODE": "single", "ON": True}
+    assert found[("SERVE", "dp")] == 4 and found[("SERVE", "name")] == "a" and ("SERVE", "k") not in found
+    assert found[("DEFAULT", "dp")] == 1 and found[("PAIR", "a")] == 1 and found[("PAIR", "b")] == 2
+    assert not any(isinstance(k, tuple) and k[0] in ("P2", "SPLAT") for k in found)
+
+
 def test_a_constant_shape_and_an_imported_constant(tmp_path):
     import subprocess
     import sys

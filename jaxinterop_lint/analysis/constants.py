@@ -1,12 +1,16 @@
-"""Module-level integer constants, for the shapes of meshes and device lists:
+"""Module-level constants.  Integers, for the shapes of meshes and device lists:
 ``N_DEVICES = 1`` then ``jax.make_mesh((N_DEVICES,), ("d",))``, ``CONFIG = {"dp": 1}`` then
 ``jax.make_mesh((CONFIG["dp"],), ("dp",))``, ``SMALL = {"shape": (1,)}`` then
 ``jax.make_mesh(SMALL["shape"], ...)``, ``class Cfg: n = 1`` then ``(Cfg.n,)``, or ``N``
 imported from another module of the project, is a mesh of one device (its arrays export).
+Strings and bools, for the parameters a function compares with constants (:mod:`.pinned`:
+``place(x, CONFIG["mode"])`` with ``CONFIG = {"mode": "single"}``).
 
 A name counts when its module binds it once, at top level, to an integer or a tuple of
 integers (or a dict display whose entries at string keys are such, or a class whose body
-binds such names), and nothing else in the text can change it: no other top-level binding,
+binds such names, or an instance of a dataclass or NamedTuple of the module built with
+constants or left to constant defaults: ``SERVE = ServeConfig(data_parallel=1)`` then
+``SERVE.data_parallel``), and nothing else in the text can change it: no other top-level binding,
 no ``global`` statement naming it, no ``NAME[...] =``, ``NAME.attr =`` or ``NAME.update(``
 (read from the module's text: a superset of what changes it).  Read with CPython's ``ast``
 from the text, so another module's constants cost no libcst parse.
@@ -24,11 +28,14 @@ from ..astbinds import binds
 
 
 def _const(node):
-    """An int, or a tuple of ints, that ``node`` (an ``ast`` expression) is written as; None."""
-    if isinstance(node, ast.Constant) and type(node.value) is int:
+    """An int, or a tuple of ints, that ``node`` (an ``ast`` expression) is written as, or a
+    string or bool (the constants a parameter is compared with: :mod:`.pinned`); None."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, str, bool):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
         items = [_const(e) for e in node.elts]
+        if not all(type(i) is int for i in items):
+            return None
         return tuple(items) if all(type(i) is int for i in items) else None
     return None
 
@@ -38,6 +45,45 @@ def _entries(name: str, value, found: dict) -> None:
     for k, v in zip(value.keys, value.values):
         if isinstance(k, ast.Constant) and isinstance(k.value, str) and _const(v) is not None:
             found[(name, k.value)] = _const(v)
+
+
+def _record_fields(stmt) -> Optional[list]:
+    """``[(field, default constant or None), ...]`` in order, of a class statement that is a
+    dataclass (``@dataclass``, ``@dataclasses.dataclass(...)``) or a ``NamedTuple``: its
+    annotated class-body names, ``ClassVar`` ones left out; None for another class, or one
+    that defines ``__init__``, ``__post_init__`` or ``__new__`` (its fields may not be the
+    arguments)."""
+    def named(node, name):
+        node = node.func if isinstance(node, ast.Call) else node
+        return isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
+
+    if not any(named(d, "dataclass") for d in stmt.decorator_list) and not any(named(b, "NamedTuple") for b in stmt.bases):
+        return None
+    if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__", "__new__")
+           for s in stmt.body):
+        return None
+    fields = []
+    for inner in stmt.body:
+        if isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name) \
+                and "ClassVar" not in ast.dump(inner.annotation):
+            fields.append((inner.target.id, _const(inner.value) if inner.value is not None else None))
+    return fields
+
+
+def _instance(name: str, call, records: dict, found: dict) -> None:
+    """The constant fields of ``name = Cls(...)``, a record class of the module: the
+    arguments given, or the fields' defaults (a ``**`` or ``*`` argument: none)."""
+    fields = records.get(call.func.id) if isinstance(call.func, ast.Name) else None
+    if fields is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return
+    values = dict(fields)
+    for (field, _), arg in zip(fields, call.args):
+        values[field] = _const(arg)
+    for k in call.keywords:
+        values[k.arg] = _const(k.value)
+    for field, v in values.items():
+        if v is not None:
+            found[(name, field)] = v
 
 
 def text_constants(text: str) -> dict:
@@ -50,6 +96,7 @@ def text_constants(text: str) -> dict:
         return {}
     found: dict = {}
     bound: dict = {}
+    records: dict = {}      # record class -> its fields (_record_fields)
     for stmt in tree.body:
         targets, value = [], None
         if isinstance(stmt, ast.Assign):
@@ -67,9 +114,14 @@ def text_constants(text: str) -> dict:
                     found[t.id] = _const(value)
                 elif isinstance(value, ast.Dict):
                     _entries(t.id, value, found)
+                elif isinstance(value, ast.Call):
+                    _instance(t.id, value, records, found)
             continue
         if isinstance(stmt, ast.ClassDef):
             bound[stmt.name] = bound.get(stmt.name, 0) + 1
+            fields = _record_fields(stmt)
+            if fields is not None:
+                records[stmt.name] = fields
             for inner in stmt.body:
                 if isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
                         and isinstance(inner.targets[0], ast.Name) and _const(inner.value) is not None:
@@ -132,6 +184,13 @@ def constant_int(walker, node):
     """The constant (an int, or a tuple of ints) ``node`` stands for in ``walker``'s module
     (a name, ``NAME["key"]`` or ``NAME.attr``; a name imported from a project module is
     that module's constant), or None: a name bound in the function walked is never one."""
+    value = constant_scalar(walker, node)
+    return value if type(value) is int or type(value) is tuple else None
+
+
+def constant_scalar(walker, node):
+    """:func:`constant_int`, where the constant may also be a string or a bool (``MODE =
+    "single"``, ``CONFIG = {"mode": "single"}``), or None."""
     if isinstance(node, cst.Name):
         name, rest = node.value, None
     elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 \

@@ -13,7 +13,7 @@ from . import parts as P
 from . import placements
 from . import values as V
 from . import versions
-from . import conditions
+from . import conditions, pinned
 from .conditions import ALL as SINGLE
 from .env import single_device
 from .events import RemovedEvent, SinkEvent
@@ -220,6 +220,11 @@ class ExprMixin:
         if self.env is None:
             self.eval(node.test)
             return V.UNKNOWN_VALUE
+        if self.pinned:     # the branch the pinned parameters take (pinned.py)
+            taken = pinned.truth(self.pinned, node.test)
+            if taken is not None:
+                self.eval(node.test)
+                return self.eval(node.body if taken else node.orelse)
         outer = self._tested
         self._tested = (node.test, self.eval(node.test))
         try:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..knowledge import apis
 from ..knowledge import structures as S
-from . import conditions, donation, handlers
+from . import conditions, donation, handlers, pinned
 from . import parts as P
 from . import values as V
 from . import versions
@@ -90,6 +90,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self.when = None          # (parameter, keys) while a callable chosen by them runs (StructureMixin.chosen_entry)
         self._param_call_keys = set()
         self.called_with = []     # values a parameter is called with (Summary.called)
+        self.pinned = getattr(rec, "pinned", None)    # parameter -> constant (pinned.py)
         self._called_at = {}      # call node -> its index in called_with
         versions.enter_function(self, rec)
 
@@ -250,6 +251,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
 
     # -- compound statements -------------------------------------------------------------
     def s_if(self, node: cst.If) -> None:
+        if self.pinned and self.pinned_branch(node):
+            return
         true, false = self.test(node.test)
         may_true, may_false = versions.branches(self, node.test)
         saved = self.env
@@ -389,10 +392,35 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         collect(self.eval(handler.type))
         return tuple(names)
 
+    def pinned_branch(self, node: cst.If) -> bool:
+        """Walk only the branch of ``node`` that the pinned parameters take
+        (:func:`~.pinned.truth`); False when the test depends on anything else."""
+        taken = pinned.truth(self.pinned, node.test)
+        if taken is None:
+            return False
+        self.eval(node.test)
+        if taken:
+            self.suite(node.body)
+        elif isinstance(node.orelse, cst.If):
+            self.s_if(node.orelse)
+        elif node.orelse is not None:
+            self.suite(node.orelse.body)
+        return True
+
     def s_match(self, node) -> None:
         self.eval(node.subject)
         entry = self.env
         out = dict(entry)
+        if self.pinned:
+            for case in node.cases:     # the first arm the pinned subject takes, alone
+                taken = pinned.arm_taken(self.pinned, node.subject, case)
+                if taken is None:
+                    break
+                if taken:
+                    self.suite(case.body)
+                    return
+            else:
+                return      # no arm taken: the match does nothing
         for case in node.cases:
             self.env = dict(entry)
             self.suite(case.body)

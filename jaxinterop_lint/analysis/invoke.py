@@ -15,6 +15,7 @@ from .events import CallFrame, RemovedEvent
 from .expr import constant_key
 from .imports import dotted
 from .facts import ON_MESH
+from .pinned import specialised
 from .records import param_nodes
 from .values import FuncInfo, Origin, Value
 
@@ -243,7 +244,10 @@ class InvokeMixin:
     def call_local(self, node, rec, bind: dict, store: bool = True):
         """Call the project function ``rec`` with ``bind``: its returned value (an iterator
         of what it yields for a generator), its exports seen with these arguments, its
-        donations.  Returns the value, or None when it never returns."""
+        donations.  Returns the value, or None when it never returns.  A function of this
+        module that tests a parameter this call gives a constant runs pinned to it
+        (:func:`~.pinned.specialised`)."""
+        rec = specialised(self, rec, bind, node)
         summary = rec.owner.summary(rec)
         result = None
         if summary.ret is not None:

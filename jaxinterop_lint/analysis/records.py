@@ -106,6 +106,8 @@ class FunctionRecord:
     self_writes: Optional[frozenset] = None   # attributes it stores on self (classes.self_writes_of)
     self_reads: Optional[frozenset] = None    # attributes it reads or calls on self (classes.self_reads)
     rebound: bool = False       # an inherited method copied for a subclass (classes.ClassMixin.rebound)
+    pinned: Optional[dict] = None   # parameter name -> the constant it is analysed with (pinned.py)
+    tested: Optional[frozenset] = None  # parameters its tests compare with constants (pinned.tested_params)
 
 
 def param_nodes(node) -> list:
