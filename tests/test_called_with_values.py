@@ -60,3 +60,18 @@ def test_a_loop_feeding_a_result_back_to_its_call():
     result = lint_source(LOADER + body + "torch.from_dlpack(y)\n", "m.py", Config())
     assert result.error is None
     assert [(f.line, f.code) for f in result.findings] == [(17, "JXI002")]
+
+
+def test_joined_handlers_keep_the_functions_they_may_run():
+    # a handler list's entries are handed on as ``others`` of a non-callable value; a join
+    # keeps them from either path, but never adds functions to an instance's alternatives
+    # (an instance's ``others`` are instances: a crash on tpu-inference's tests before)
+    from jaxinterop_lint.analysis import values as V
+    from jaxinterop_lint.analysis.records import ClassRecord
+
+    fn = V.Value(kind=V.QNAME, qname="torch.from_dlpack")
+    held = V.evolve(V.SAFE_VALUE, others=(fn,))
+    assert V.join(held, V.SAFE_VALUE).others == (fn,)
+    assert V.join(V.UNKNOWN_VALUE, held).others == (fn,)
+    instance = V.Value(kind=V.INSTANCE, cls=ClassRecord(None, "C"))
+    assert all(o.kind == V.INSTANCE for o in V.join(instance, held).others)

@@ -79,3 +79,19 @@ def test_another_modules_function_is_not_specialised(tmp_path):
     warm = run_cli(".", cwd=tmp_path)     # place.py's summary read frozen from the cache
     assert cold.returncode == first.returncode == warm.returncode == 1
     assert "main.py:3:" in cold.stdout and "main.py:3:" in warm.stdout
+
+
+def test_an_instance_pins_isinstance_and_class_patterns():
+    body = ("class Host:\n    pass\nclass Sub(Host):\n    pass\nclass Zero:\n    pass\n"
+            "class Falsy:\n    def __len__(self):\n        return 0\n"
+            "def export(x, t):\n    if isinstance(t, (Host, Falsy)):\n        return np.asarray(x)\n"
+            "    return torch.from_dlpack(x)\n"
+            "def by_match(x, t):\n    match t:\n        case Host():\n            return np.asarray(x)\n"
+            "        case _:\n            return torch.from_dlpack(x)\n"
+            "y = jax.device_put(np.ones(8), S)\n")
+    assert _lines(body + "export(y, Sub())\nby_match(y, Sub())\n") == []
+    assert _lines(body + "export(y, Zero())\n") == [(18, "JXI002")]
+    assert _lines(body + "by_match(y, Zero())\n") == [(24, "JXI002")]
+    # truthiness of an instance whose class defines __len__ is unknown: both branches
+    assert _lines(body.replace("isinstance(t, (Host, Falsy))", "t") + "export(y, Falsy())\n") == [(18, "JXI002")]
+    assert _lines(body.replace("isinstance(t, (Host, Falsy))", "t") + "export(y, Host())\n") == []

@@ -221,7 +221,7 @@ class ExprMixin:
             self.eval(node.test)
             return V.UNKNOWN_VALUE
         if self.pinned:     # the branch the pinned parameters take (pinned.py)
-            taken = pinned.truth(self.pinned, node.test)
+            taken = pinned.truth(self.pinned, node.test, self.eval)
             if taken is not None:
                 self.eval(node.test)
                 return self.eval(node.body if taken else node.orelse)

@@ -395,7 +395,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
     def pinned_branch(self, node: cst.If) -> bool:
         """Walk only the branch of ``node`` that the pinned parameters take
         (:func:`~.pinned.truth`); False when the test depends on anything else."""
-        taken = pinned.truth(self.pinned, node.test)
+        taken = pinned.truth(self.pinned, node.test, self.eval)
         if taken is None:
             return False
         self.eval(node.test)
@@ -413,7 +413,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         out = dict(entry)
         if self.pinned:
             for case in node.cases:     # the first arm the pinned subject takes, alone
-                taken = pinned.arm_taken(self.pinned, node.subject, case)
+                taken = pinned.arm_taken(self.pinned, node.subject, case, self.eval)
                 if taken is None:
                     break
                 if taken:

@@ -134,6 +134,10 @@ class InstantiateMixin:
                 base = V.evolve(base, multi=base.multi.step(f"returned by {name}()", node, self.ma))
             for k, p in ret.parts or ():
                 base = P.with_part(base, k, self.instantiate(p, bind, rec, node))
+            if ret.rest is not None and ret.rest.ref is None and ret.rest.deps:
+                # what the callee added at unknown positions of the parameter's container
+                # (``self.handlers[event].append(fn)``), besides what the container held
+                base = P.with_rest(base, self.instantiate(ret.rest, bind, rec, node))
             return base
         if ret.structured:
             elements = None if ret.elements is None else tuple(self.instantiate(e, bind, rec, node) for e in ret.elements)

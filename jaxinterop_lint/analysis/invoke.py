@@ -247,8 +247,10 @@ class InvokeMixin:
         donations.  Returns the value, or None when it never returns.  A function of this
         module that tests a parameter this call gives a constant runs pinned to it
         (:func:`~.pinned.specialised`)."""
-        rec = specialised(self, rec, bind, node)
         summary = rec.owner.summary(rec)
+        rec = specialised(self, rec, bind, node, summary)
+        if getattr(rec, "pinned", None) is not None:    # (no new local: this frame recurses)
+            summary = rec.owner.summary(rec)
         result = None
         if summary.ret is not None:
             result = self.instantiate(summary.ret, bind, rec, node)

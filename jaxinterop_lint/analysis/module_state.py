@@ -59,7 +59,7 @@ class TargetBinds(cst.CSTVisitor):
             self._target(t.value)
 
 
-class _Locals(TargetBinds):
+class FunctionLocals(TargetBinds):
     """The names a function body binds in its own scope (not in nested defs, classes,
     lambdas or comprehensions), and those it declares ``global``/``nonlocal``."""
 
@@ -108,7 +108,7 @@ class _Locals(TargetBinds):
 def local_names(node) -> tuple:
     """``(names bound in the function's own scope, names it declares global or
     nonlocal)`` of a ``cst.FunctionDef``; computed once per node."""
-    v = _Locals()
+    v = FunctionLocals()
     node.visit(v)
     return frozenset(v.bound - v.declared), frozenset(v.declared)
 

@@ -19,12 +19,55 @@ from typing import Optional
 import libcst as cst
 
 from . import values as V
+from .module_state import FunctionLocals
 from .records import param_nodes
 
 # the most specialisations of one function
 MAX_PINNED = 8
 
 _NOT = object()     # no constant
+
+
+class InstanceOf:
+    """A parameter pinned to an instance of a class of this project (``export(x,
+    HostCopy())``): its tests are ``isinstance`` checks and ``match`` class patterns.
+    Hashed by identity (its class record)."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, InstanceOf) and other.cls is self.cls
+
+    def __hash__(self) -> int:
+        return id(self.cls)
+
+    def is_a(self, value) -> Optional[bool]:
+        """Whether the pinned instance is an instance of ``value`` (a class value, or a tuple
+        of them): a class of the project decides, anything else is unknown (None)."""
+        if value is None:
+            return None
+        if value.elements is not None:      # ``isinstance(x, (A, B))``
+            found = [self.is_a(e) for e in value.elements]
+            return True if any(f is True for f in found) else (False if all(f is False for f in found) else None)
+        if value.kind != V.CLASS or value.cls is None:
+            return None
+        todo, seen = [self.cls], set()
+        while todo:
+            c = todo.pop()
+            if c is value.cls:
+                return True
+            if id(c) not in seen:
+                seen.add(id(c))
+                todo.extend(c.bases)
+        # not among its bases of the project; a library base could still be it
+        return None if self._library_bases() else False
+
+    def _library_bases(self) -> bool:
+        node = getattr(self.cls, "node", None)
+        return len(getattr(node, "bases", ())) > len(self.cls.bases)
 
 
 def literal(node):
@@ -52,81 +95,30 @@ def _literals(node) -> Optional[tuple]:
     return out if all(v is not _NOT for v in out) else None
 
 
-class _Tests(cst.CSTVisitor):
-    """The names a function's tests compare with constants, and the names it binds."""
+class _Tests(FunctionLocals):
+    """The names a function's tests compare with constants (besides what
+    :class:`~.module_state.FunctionLocals` collects: the names its body binds)."""
 
     def __init__(self):
+        super().__init__()
         self.tested: set = set()
-        self.bound: set = set()
-        self.depth = 0
 
-    def _test(self, test) -> None:
-        for name in _names_tested(test):
-            self.tested.add(name)
-
-    def visit_FunctionDef(self, node) -> bool:
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, node) -> None:
-        self.depth -= 1
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
+    def visit_Param(self, node) -> bool:
+        return False    # a parameter is bound by the call, not rebound by the body
 
     def visit_If(self, node) -> None:
-        self._test(node.test)
+        self.tested.update(_names_tested(node.test))
 
     def visit_IfExp(self, node) -> None:
-        self._test(node.test)
+        self.tested.update(_names_tested(node.test))
 
     def visit_Match(self, node) -> None:
         if isinstance(node.subject, cst.Name):
             self.tested.add(node.subject.value)
 
-    def visit_AssignTarget(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_WithItem(self, node) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_Del(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_Nonlocal(self, node) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def visit_Global(self, node) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
     def visit_MatchAs(self, node) -> None:
         if node.name is not None:
             self.bound.add(node.name.value)
-
-    def _bind(self, target) -> None:
-        if isinstance(target, cst.Name):
-            self.bound.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind(el.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
 
 
 def _names_tested(test) -> list:
@@ -143,7 +135,18 @@ def _names_tested(test) -> list:
             return [test.left.value]
         if isinstance(right, cst.Name) and literal(test.left) is not _NOT:
             return [right.value]
+    if _isinstance_of(test) is not None:
+        return [test.args[0].value.value]
     return []
+
+
+def _isinstance_of(test):
+    """The class argument of ``isinstance(name, classes)``, or None."""
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" \
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name) \
+            and not any(a.star or a.keyword for a in test.args):
+        return test.args[1].value
+    return None
 
 
 def tested_params(rec) -> frozenset:
@@ -154,7 +157,7 @@ def tested_params(rec) -> frozenset:
         if isinstance(rec.node, cst.FunctionDef):
             visitor = _Tests()
             rec.node.visit(visitor)
-            names = frozenset(visitor.tested - visitor.bound)
+            names = frozenset(visitor.tested - visitor.bound - visitor.declared)
         rec.tested = frozenset(i for i, p in enumerate(rec.params) if p in names)
     return rec.tested
 
@@ -180,11 +183,12 @@ def _given(walker, rec, index: int, bind: dict, call):
     return literal(plist[index].default) if index < len(plist) and plist[index].default is not None else _NOT
 
 
-def specialised(walker, rec, bind: dict, call):
+def specialised(walker, rec, bind: dict, call, general):
     """The record of ``rec`` pinned to the constants this call of ``walker`` (``bind``:
-    index -> (value, expression), ``call`` its node) gives the parameters it tests,
-    analysed on demand; or ``rec`` itself (another module's function, no constant given,
-    too many already)."""
+    index -> (value, expression), ``call`` its node) gives the parameters it tests, to be
+    analysed by the caller; or ``rec`` itself (another module's function, no constant
+    given, too many already, or nothing a branch could change in its ``general``
+    summary)."""
     here = walker.ma
     if rec.owner is not here or getattr(rec, "pinned", None) is not None or not isinstance(rec.node, cst.FunctionDef):
         return rec
@@ -194,7 +198,10 @@ def specialised(walker, rec, bind: dict, call):
             value = _given(walker, rec, i, bind, call)
             if value is not _NOT and type(value) in (bool, int, float, str, type(None)):
                 given[i] = value
-    if not given or not _may_differ(here.summary(rec)):
+            elif i in bind and bind[i][0].kind == V.INSTANCE and bind[i][0].cls is not None \
+                    and not bind[i][0].others:
+                given[i] = InstanceOf(bind[i][0].cls)
+    if not given or not _may_differ(general):
         return rec
     tested = tested_params(rec)
     pins = {rec.params[i]: v for i, v in given.items() if i in tested}
@@ -219,16 +226,26 @@ def _may_differ(summary) -> bool:
         or V.carries_multi(summary.ret) or V.carries_multi(summary.yields)
 
 
-def truth(pins: dict, test) -> Optional[bool]:
-    """Whether ``test`` holds with the parameters ``pins`` (name -> constant) fixed; None
-    when it depends on anything else."""
+def truth(pins: dict, test, resolve=None) -> Optional[bool]:
+    """Whether ``test`` holds with the parameters ``pins`` (name -> constant, or
+    :class:`InstanceOf`) fixed; None when it depends on anything else.  ``resolve`` gives
+    the value of an expression (the class of an ``isinstance`` test)."""
     if isinstance(test, cst.Name):
-        return bool(pins[test.value]) if test.value in pins else None
+        if test.value not in pins:
+            return None
+        held = pins[test.value]
+        if isinstance(held, InstanceOf):    # truthy unless its class says otherwise
+            return None if "__bool__" in held.cls.methods or "__len__" in held.cls.methods else True
+        return bool(held)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = truth(pins, test.expression)
+        inner = truth(pins, test.expression, resolve)
         return None if inner is None else not inner
+    classes = _isinstance_of(test)
+    if classes is not None:
+        held = pins.get(test.args[0].value.value)
+        return held.is_a(resolve(classes)) if isinstance(held, InstanceOf) and resolve is not None else None
     if isinstance(test, cst.BooleanOperation):
-        left, right = truth(pins, test.left), truth(pins, test.right)
+        left, right = truth(pins, test.left, resolve), truth(pins, test.right, resolve)
         if isinstance(test.operator, cst.And):
             return False if left is False or right is False else (True if left and right else None)
         return True if left is True or right is True else (False if left is False and right is False else None)
@@ -240,6 +257,10 @@ def truth(pins: dict, test) -> Optional[bool]:
         if not isinstance(left, cst.Name) or left.value not in pins:
             return None
         value = pins[left.value]
+        if isinstance(value, InstanceOf):
+            if isinstance(op, (cst.Is, cst.IsNot)) and literal(right) is None:
+                return isinstance(op, cst.IsNot)    # an instance is not None
+            return None
         if isinstance(op, (cst.In, cst.NotIn)):
             among = _literals(right)
             return None if among is None else (value in among) == isinstance(op, cst.In)
@@ -257,17 +278,29 @@ def truth(pins: dict, test) -> Optional[bool]:
     return None
 
 
-def arm_taken(pins: dict, subject, case) -> Optional[bool]:
+def arm_taken(pins: dict, subject, case, resolve=None) -> Optional[bool]:
     """Whether the ``match`` arm ``case`` is taken for the pinned ``subject`` (a name in
     ``pins``), when every earlier arm was not: a literal pattern (or ``|`` of them) compares,
-    a bare capture or ``_`` always takes; None when it depends on anything else (a class
-    pattern, a guard)."""
+    a class pattern whose sub-patterns only capture checks the class of an
+    :class:`InstanceOf` (``resolve`` gives its value), a bare capture or ``_`` always takes;
+    None when it depends on anything else (a guard, a sub-pattern that compares)."""
     if not isinstance(subject, cst.Name) or subject.value not in pins or case.guard is not None:
         return None
-    return _pattern(pins[subject.value], case.pattern)
+    return _pattern(pins[subject.value], case.pattern, resolve)
 
 
-def _pattern(value, pattern) -> Optional[bool]:
+def _captures(pattern) -> bool:
+    return isinstance(pattern, cst.MatchAs) and pattern.pattern is None
+
+
+def _pattern(value, pattern, resolve=None) -> Optional[bool]:
+    if isinstance(pattern, cst.MatchClass):
+        if not isinstance(value, InstanceOf) or resolve is None \
+                or not all(_captures(p.pattern) for p in (*pattern.patterns, *pattern.kwds)):
+            return None
+        return value.is_a(resolve(pattern.cls))
+    if isinstance(value, InstanceOf) and not _captures(pattern) and not isinstance(pattern, cst.MatchOr):
+        return None
     if isinstance(pattern, cst.MatchValue):
         other = literal(pattern.value)
         return None if other is _NOT else value == other
@@ -275,7 +308,7 @@ def _pattern(value, pattern) -> Optional[bool]:
         other = literal(pattern.value)
         return None if other is _NOT else value is other
     if isinstance(pattern, cst.MatchOr):
-        found = [_pattern(value, p.pattern) for p in pattern.patterns]
+        found = [_pattern(value, p.pattern, resolve) for p in pattern.patterns]
         return True if any(f is True for f in found) else (False if all(f is False for f in found) else None)
     if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
         return True

@@ -342,6 +342,10 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         # what a call of the joined value may run (calls.apply runs each of ``others``)
         call = a if a.kind in _CALLABLE else b
         others = (evolve(call, others=()),) + call.others[:MAX_OTHERS - 1]
+    elif not others and (a.others or b.others) and kind in (SAFE, UNKNOWN, ARRAY):
+        # the functions a value that is none may run, from either path (a handler list's
+        # entries: ``instantiate`` hands them on as ``others``)
+        others = tuple(dict.fromkeys(a.others + b.others))[:MAX_OTHERS]
     elements = parts = rest = None
     depth = 0
     if a.structured or b.structured:
@@ -387,7 +391,8 @@ def _join_structure(a: Value, b: Value):
     """``(elements, parts, rest)`` of the join of ``a`` and ``b``, one of them structured."""
     if not b.structured or not a.structured:
         s, u = (a, b) if a.structured else (b, a)
-        g = generic(u)
+        # the other's unknown entry: of a dict, read by key (iterating one gives its keys)
+        g = extend(u, ITEM) if s.container == "dict" and not u.structured else generic(u)
         if not _interesting(g):
             return s.elements, s.parts, s.rest
         elements = None if s.elements is None else tuple(join(e, g) for e in s.elements)
