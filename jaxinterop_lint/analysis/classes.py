@@ -199,7 +199,7 @@ def _self_writes(fn, self_name: str):
                     changed.add(inner.value)
             if isinstance(node, cst.Assign) and len(targets) == 1 and isinstance(targets[0], cst.Name):
                 base = part_read(node.value)[0]
-                if base is not None and base.startswith(self_name + ".") and base.count(".") >= 1:
+                if base is not None and base.startswith(self_name + "."):
                     aliases[targets[0].value] = base.split(".")[1]
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) \
                 and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in S.MUTATING:

@@ -25,6 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from ..astbinds import binds
+from ..knowledge import structures as S
 
 
 def _const(node):
@@ -34,8 +35,6 @@ def _const(node):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
         items = [_const(e) for e in node.elts]
-        if not all(type(i) is int for i in items):
-            return None
         return tuple(items) if all(type(i) is int for i in items) else None
     return None
 
@@ -47,17 +46,34 @@ def _entries(name: str, value, found: dict) -> None:
             found[(name, k.value)] = _const(v)
 
 
-def _record_fields(stmt) -> Optional[list]:
-    """``[(field, default constant or None), ...]`` in order, of a class statement that is a
-    dataclass (``@dataclass``, ``@dataclasses.dataclass(...)``) or a ``NamedTuple``: its
-    annotated class-body names, ``ClassVar`` ones left out; None for another class, or one
-    that defines ``__init__``, ``__post_init__`` or ``__new__`` (its fields may not be the
-    arguments)."""
-    def named(node, name):
-        node = node.func if isinstance(node, ast.Call) else node
-        return isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
+def _qualified(node, imported: dict) -> Optional[str]:
+    """The dotted name an ``ast`` name or attribute chain stands for, through the module's
+    imports (``imported``: local name -> qualified name), or None."""
+    if isinstance(node, ast.Name):
+        return imported.get(node.id, node.id)
+    if isinstance(node, ast.Attribute):
+        head = _qualified(node.value, imported)
+        return f"{head}.{node.attr}" if head is not None else None
+    return None
 
-    if not any(named(d, "dataclass") for d in stmt.decorator_list) and not any(named(b, "NamedTuple") for b in stmt.bases):
+
+def _annotation_record(record) -> bool:
+    """Whether a record rule of the tables takes its fields from the class's annotations
+    alone (a library base with fields of its own, ``TrainState``, does not)."""
+    return record is not None and not record.fields
+
+
+def _record_fields(stmt, imported: dict) -> Optional[list]:
+    """``[(field, default constant or None), ...]`` in order, of a class statement that is a
+    record by the tables (:data:`~jaxinterop_lint.knowledge.structures.DATACLASS_DECORATORS`,
+    called or not, and :data:`~jaxinterop_lint.knowledge.structures.RECORD_BASES`: a
+    dataclass, a ``NamedTuple``...): its annotated class-body names, ``ClassVar`` ones left
+    out; None for another class, or one that defines ``__init__``, ``__post_init__`` or
+    ``__new__`` (its fields may not be the arguments)."""
+    decorators = (_qualified(d.func if isinstance(d, ast.Call) else d, imported) for d in stmt.decorator_list)
+    bases = (_qualified(b, imported) for b in stmt.bases)
+    if not any(_annotation_record(S.DATACLASS_DECORATORS.get(d)) for d in decorators) \
+            and not any(_annotation_record(S.RECORD_BASES.get(b)) for b in bases):
         return None
     if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__post_init__", "__new__")
            for s in stmt.body):
@@ -97,7 +113,12 @@ def text_constants(text: str) -> dict:
     found: dict = {}
     bound: dict = {}
     records: dict = {}      # record class -> its fields (_record_fields)
+    imported: dict = {}     # local name -> the qualified name it imports
     for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            imported.update((a.asname, a.name) for a in stmt.names if a.asname)
+        elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+            imported.update((a.asname or a.name, f"{stmt.module}.{a.name}") for a in stmt.names)
         targets, value = [], None
         if isinstance(stmt, ast.Assign):
             targets, value = stmt.targets, stmt.value
@@ -119,7 +140,7 @@ def text_constants(text: str) -> dict:
             continue
         if isinstance(stmt, ast.ClassDef):
             bound[stmt.name] = bound.get(stmt.name, 0) + 1
-            fields = _record_fields(stmt)
+            fields = _record_fields(stmt, imported)
             if fields is not None:
                 records[stmt.name] = fields
             for inner in stmt.body:

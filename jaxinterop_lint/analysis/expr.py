@@ -380,21 +380,9 @@ class ExprMixin:
 
 def constant_key(node):
     """The part key of a constant subscript or dict key (``0``, ``-1``, ``"w"``, ``True``),
-    or None when ``node`` is not a constant."""
-    if isinstance(node, cst.Integer):
-        return V.item_key(int(node.value, 0))
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
-            and isinstance(node.expression, cst.Integer):
-        return V.item_key(-int(node.expression.value, 0))
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value = node.evaluated_value
-        except Exception:  # pragma: no cover - libcst evaluates every valid literal
-            return None
-        return V.item_key(value) if value is not None else None
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return V.item_key({"True": True, "False": False, "None": None}[node.value])
-    return None
+    or None when ``node`` is not a constant (a float is none: :func:`~.pinned.literal`)."""
+    value = pinned.literal(node)
+    return None if value is pinned.NOT_LITERAL or isinstance(value, float) else V.item_key(value)
 
 
 _COMPREHENSIONS = {cst.ListComp: "list", cst.SetComp: "set", cst.GeneratorExp: "iter", cst.DictComp: "dict"}

@@ -16,7 +16,7 @@ from .expr import constant_key
 from .imports import dotted
 from .facts import ON_MESH
 from .pinned import specialised
-from .records import param_nodes
+from .records import default_node
 from .values import FuncInfo, Origin, Value
 
 
@@ -73,19 +73,9 @@ def picks(when, bind: dict, rec=None, call=None) -> bool:
     arg = bind.get(when[0])
     node = arg[1] if arg is not None else None
     if node is None and not any(a.star for a in getattr(call, "args", ())):
-        node = _default_node(rec, when[0])
+        node = default_node(rec, when[0])
     key = constant_key(node) if node is not None else None
     return key is None or key in when[1]
-
-
-def _default_node(rec, index: int):
-    """The default expression of parameter ``index`` of the project function ``rec`` (its
-    libcst node), or None."""
-    node = getattr(rec, "node", None)
-    if not hasattr(node, "params") or not hasattr(node.params, "params"):
-        return None     # (a frozen record of the cache keeps no nodes)
-    plist = param_nodes(node)
-    return plist[index].default if index < len(plist) else None
 
 
 class InvokeMixin:

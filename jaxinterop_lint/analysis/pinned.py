@@ -20,12 +20,12 @@ import libcst as cst
 
 from . import values as V
 from .module_state import FunctionLocals
-from .records import param_nodes
+from .records import default_node
 
 # the most specialisations of one function
 MAX_PINNED = 8
 
-_NOT = object()     # no constant
+NOT_LITERAL = object()     # what literal() gives for an expression that is none
 
 
 class InstanceOf:
@@ -50,8 +50,7 @@ class InstanceOf:
         if value is None:
             return None
         if value.elements is not None:      # ``isinstance(x, (A, B))``
-            found = [self.is_a(e) for e in value.elements]
-            return True if any(f is True for f in found) else (False if all(f is False for f in found) else None)
+            return _any([self.is_a(e) for e in value.elements])
         if value.kind != V.CLASS or value.cls is None:
             return None
         todo, seen = [self.cls], set()
@@ -70,21 +69,31 @@ class InstanceOf:
         return len(getattr(node, "bases", ())) > len(self.cls.bases)
 
 
+def _any(found) -> Optional[bool]:
+    """Three-valued ``any``: True if one is True, False if all are False, else None."""
+    return True if any(f is True for f in found) else (False if all(f is False for f in found) else None)
+
+
+def _all(found) -> Optional[bool]:
+    """Three-valued ``all``: False if one is False, True if all are True, else None."""
+    return False if any(f is False for f in found) else (True if all(f is True for f in found) else None)
+
+
 def literal(node):
     """The Python value of a literal expression (a number, a string, ``True``, ``False``,
-    ``None``, ``-1``), or ``_NOT``."""
+    ``None``, ``-1``), or ``NOT_LITERAL``."""
     if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
         try:
             value = node.evaluated_value
         except Exception:  # pragma: no cover - libcst evaluates every valid literal
-            return _NOT
-        return _NOT if value is None else value     # (an f-string has none)
+            return NOT_LITERAL
+        return NOT_LITERAL if value is None else value     # (an f-string has none)
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
             and isinstance(node.expression, (cst.Integer, cst.Float)):
         return -node.expression.evaluated_value
-    return _NOT
+    return NOT_LITERAL
 
 
 def _literals(node) -> Optional[tuple]:
@@ -92,7 +101,7 @@ def _literals(node) -> Optional[tuple]:
     if not isinstance(node, (cst.Tuple, cst.List, cst.Set)):
         return None
     out = tuple(literal(e.value) for e in node.elements)
-    return out if all(v is not _NOT for v in out) else None
+    return out if all(v is not NOT_LITERAL for v in out) else None
 
 
 class _Tests(FunctionLocals):
@@ -131,9 +140,9 @@ def _names_tested(test) -> list:
         return _names_tested(test.left) + _names_tested(test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         right = test.comparisons[0].comparator
-        if isinstance(test.left, cst.Name) and (literal(right) is not _NOT or _literals(right) is not None):
+        if isinstance(test.left, cst.Name) and (literal(right) is not NOT_LITERAL or _literals(right) is not None):
             return [test.left.value]
-        if isinstance(right, cst.Name) and literal(test.left) is not _NOT:
+        if isinstance(right, cst.Name) and literal(test.left) is not NOT_LITERAL:
             return [right.value]
     if _isinstance_of(test) is not None:
         return [test.args[0].value.value]
@@ -165,22 +174,22 @@ def tested_params(rec) -> frozenset:
 def _given(walker, rec, index: int, bind: dict, call):
     """The constant a call gives parameter ``index``: the literal passed or the module
     constant named (:func:`~.constants.constant_scalar`), or the literal default of one the
-    call leaves out (with no ``*``/``**`` argument that may give it); ``_NOT`` otherwise."""
+    call leaves out (with no ``*``/``**`` argument that may give it); ``NOT_LITERAL`` otherwise."""
     arg = bind.get(index)
     if arg is not None and arg[1] is not None:
         value = literal(arg[1])
-        if value is _NOT and isinstance(arg[1], (cst.Name, cst.Subscript, cst.Attribute)):
+        if value is NOT_LITERAL and isinstance(arg[1], (cst.Name, cst.Subscript, cst.Attribute)):
             from .constants import constant_scalar
 
             held = constant_scalar(walker, arg[1])
-            value = held if type(held) in (bool, int, str) else _NOT
+            value = held if type(held) in (bool, int, str) else NOT_LITERAL
         return value
     if arg is not None and arg[0] is not (getattr(rec, "defaults", None) or {}).get(index):
-        return _NOT     # a value with no expression (bound by a partial, a ``**`` payload)
+        return NOT_LITERAL     # a value with no expression (bound by a partial, a ``**`` payload)
     if any(a.star for a in getattr(call, "args", ())):
-        return _NOT
-    plist = param_nodes(rec.node)
-    return literal(plist[index].default) if index < len(plist) and plist[index].default is not None else _NOT
+        return NOT_LITERAL
+    default = default_node(rec, index)
+    return literal(default) if default is not None else NOT_LITERAL
 
 
 def specialised(walker, rec, bind: dict, call, general):
@@ -190,18 +199,19 @@ def specialised(walker, rec, bind: dict, call, general):
     given, too many already, or nothing a branch could change in its ``general``
     summary)."""
     here = walker.ma
-    if rec.owner is not here or getattr(rec, "pinned", None) is not None or not isinstance(rec.node, cst.FunctionDef):
+    if rec.owner is not here or getattr(rec, "pinned", None) is not None or not isinstance(rec.node, cst.FunctionDef) \
+            or not _may_differ(general):
         return rec
     given = {}
     for i, name in enumerate(rec.params):
         if not name.startswith("*"):
             value = _given(walker, rec, i, bind, call)
-            if value is not _NOT and type(value) in (bool, int, float, str, type(None)):
+            if value is not NOT_LITERAL:
                 given[i] = value
             elif i in bind and bind[i][0].kind == V.INSTANCE and bind[i][0].cls is not None \
                     and not bind[i][0].others:
                 given[i] = InstanceOf(bind[i][0].cls)
-    if not given or not _may_differ(general):
+    if not given:
         return rec
     tested = tested_params(rec)
     pins = {rec.params[i]: v for i, v in given.items() if i in tested}
@@ -245,10 +255,8 @@ def truth(pins: dict, test, resolve=None) -> Optional[bool]:
         held = pins.get(test.args[0].value.value)
         return held.is_a(resolve(classes)) if isinstance(held, InstanceOf) and resolve is not None else None
     if isinstance(test, cst.BooleanOperation):
-        left, right = truth(pins, test.left, resolve), truth(pins, test.right, resolve)
-        if isinstance(test.operator, cst.And):
-            return False if left is False or right is False else (True if left and right else None)
-        return True if left is True or right is True else (False if left is False and right is False else None)
+        both = [truth(pins, test.left, resolve), truth(pins, test.right, resolve)]
+        return _all(both) if isinstance(test.operator, cst.And) else _any(both)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         op, right = test.comparisons[0].operator, test.comparisons[0].comparator
         left = test.left
@@ -265,7 +273,7 @@ def truth(pins: dict, test, resolve=None) -> Optional[bool]:
             among = _literals(right)
             return None if among is None else (value in among) == isinstance(op, cst.In)
         other = literal(right)
-        if other is _NOT:
+        if other is NOT_LITERAL:
             return None
         if isinstance(op, cst.Equal):
             return value == other
@@ -303,13 +311,10 @@ def _pattern(value, pattern, resolve=None) -> Optional[bool]:
         return None
     if isinstance(pattern, cst.MatchValue):
         other = literal(pattern.value)
-        return None if other is _NOT else value == other
+        return None if other is NOT_LITERAL else value == other
     if isinstance(pattern, cst.MatchSingleton):
         other = literal(pattern.value)
-        return None if other is _NOT else value is other
+        return None if other is NOT_LITERAL else value is other
     if isinstance(pattern, cst.MatchOr):
-        found = [_pattern(value, p.pattern, resolve) for p in pattern.patterns]
-        return True if any(f is True for f in found) else (False if all(f is False for f in found) else None)
-    if isinstance(pattern, cst.MatchAs) and pattern.pattern is None:
-        return True
-    return None
+        return _any([_pattern(value, p.pattern, resolve) for p in pattern.patterns])
+    return True if _captures(pattern) else None

@@ -110,6 +110,16 @@ class FunctionRecord:
     tested: Optional[frozenset] = None  # parameters its tests compare with constants (pinned.tested_params)
 
 
+def default_node(rec, index: int):
+    """The default expression of parameter ``index`` of the project function ``rec`` (its
+    libcst node), or None (none, or a frozen record of the cache, which keeps no nodes)."""
+    node = getattr(rec, "node", None)
+    if not hasattr(node, "params") or not hasattr(node.params, "params"):
+        return None
+    plist = param_nodes(node)
+    return plist[index].default if index < len(plist) else None
+
+
 def param_nodes(node) -> list:
     """The ``cst.Param`` nodes of a ``cst.FunctionDef`` or ``cst.Lambda`` in the order of
     :attr:`FunctionRecord.params`, without ``**kw``."""
