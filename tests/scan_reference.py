@@ -58,20 +58,30 @@ def _units_of(text: str) -> list:
     # a statement other than a def or class: the names of its tuple, ``as`` and ``for``
     # targets, and the names of other units whose contents it changes
     defined = {n for names, _ in units for n in names}
+    # a class defining ``__init_subclass__``: each subclass's class statement registers in it
+    head = r"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?"
+    registering = {names[0] for names, lines in units if names and re.match(r"def |class |async |@", "".join(lines))
+                   and "__init_subclass__" in "".join(lines) and re.search(head, "".join(lines), re.M)}
     out = []
     for names, lines in units:
         body = "".join(lines)
+        extra, more = [], set()
         if not re.match(r"def |class |async |@", body):
             extra = [t.strip().lstrip("*") for m in _TUPLE.finditer(body)
                      if re.search(r"[,(\[]", m.group(0)) for t in m.group(1).split(",")]
             extra += re.findall(r"\bas[ \t]+([A-Za-z_]\w*)", body)
             extra += [t for m in re.findall(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", body, re.M)
                       for t in re.findall(r"[A-Za-z_]\w*", m)]
-            extra += [n for n in _MUTATED.findall(body) if n in defined]
-            extra += [n for n in re.findall(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(", body, re.M)
-                      if n in defined]
-            if extra:
-                names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
+            more = {n for n in _MUTATED.findall(body) if n in defined}
+            more |= {n for n in re.findall(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(", body, re.M)
+                     if n in defined}
+        else:
+            m = re.search(head, body, re.M) if registering else None
+            if m is not None and m.group(1) not in registering:
+                more = {b for b in re.findall(r"[A-Za-z_]\w*", m.group(2) or "") if b in registering}
+        extra += sorted(more - set(names))
+        if extra:
+            names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
         out.append((names, lines))
     # a def or class writing a module name (``global X``, ``X.append(v)`` of a name another
     # unit defines) binds it too, and so does every unit calling such a writer (fixpoint)
@@ -119,7 +129,7 @@ def _units_of(text: str) -> list:
 
 _TUPLE = re.compile(r"^[ \t]*[(\[]?[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)*)[ \t]*,?[ \t]*[)\]]?[ \t]*=(?!=)",
                     re.M)
-_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)[ \t]*"
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)+[ \t]*"
                       r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
                       r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 

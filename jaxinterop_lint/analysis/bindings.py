@@ -63,7 +63,8 @@ def _held_by_class(owner: Value, attr: str, v: Value) -> None:
     """``v`` stored in attribute ``attr`` of ``owner`` (an instance or a class of this
     project): joined into what the class's instances may hold there."""
     if owner.kind in (V.INSTANCE, V.CLASS) and owner.cls is not None:
-        attrs = owner.cls.attrs
+        # through the class: on the class that defines the attribute (one object in Python)
+        attrs = (P.static_owner(owner.cls, attr) if owner.kind == V.CLASS else owner.cls).attrs
         attrs[attr] = V.join(attrs.get(attr), P.detach(v))
 
 
@@ -185,7 +186,21 @@ class BindingMixin:
         ``self.params = new`` (:meth:`~.module.ModuleAnalysis.class_attribute`)."""
         head, _, attr = key.partition(".")
         if attr and "." not in attr:
-            _held_by_class(self.lookup(head), attr, new)
+            owner = self.lookup(head)
+            if owner.kind != V.CLASS or self.rec is None or self.env is None:
+                _held_by_class(owner, attr, new)
+            else:
+                # ``Exporter.REGISTRY[name] = cls`` in a function (or ``cls.REGISTRY[...]`` in
+                # a classmethod or ``__init_subclass__``): a write of the module's class,
+                # applied at each call with its arguments (module_state.apply_globals; what
+                # it holds depends on them: not stored on the class here)
+                cls = P.static_owner(owner.cls, attr)
+                held = self.ma.globals.get(cls.name)
+                if head not in self.env or held is not None and held.kind == V.CLASS and held.cls is cls:
+                    name = f"{cls.name}.{attr}" if head in self.env else key
+                    self.global_writes[name] = V.join(self.global_writes.get(name), new)
+                else:
+                    _held_by_class(owner, attr, new)
 
     def read_key(self, key: str) -> Value:
         """The value of a dotted key (``x``, ``self.params``) without recording anything."""
@@ -196,6 +211,10 @@ class BindingMixin:
         for name in names[1:]:
             if value.kind == V.QNAME:
                 return V.UNKNOWN_VALUE
+            if value.kind == V.CLASS and value.cls is not None:
+                # ``Cls.REGISTRY``: the class attribute, so that ``Cls.REGISTRY[k] = v`` fills it
+                value = P.class_static(value.cls, name) or V.UNKNOWN_VALUE
+                continue
             value = P.read(value, V.attr_key(name))
         return value
 

@@ -18,7 +18,7 @@ class BranchMixin:
     """``if``, loops, ``try``, ``with`` and ``match`` of the provenance walk."""
 
     def s_if(self, node: cst.If) -> None:
-        if self.pinned and self.pinned_branch(node):
+        if self.pinned_branch(node):
             return
         true, false = self.test(node.test)
         may_true, may_false = versions.branches(self, node.test)
@@ -160,9 +160,10 @@ class BranchMixin:
         return tuple(names)
 
     def pinned_branch(self, node: cst.If) -> bool:
-        """Walk only the branch of ``node`` that the pinned parameters take
-        (:func:`~.pinned.truth`); False when the test depends on anything else."""
-        taken = pinned.truth(self.pinned, node.test, self.eval)
+        """Walk only the branch of ``node`` that the pinned parameters and the module's
+        constants take (:func:`~.pinned.truth`, :meth:`test_constant`: ``if DEBUG:`` with
+        ``DEBUG = False``); False when the test depends on anything else."""
+        taken = pinned.truth(self.pinned or {}, node.test, self.eval, self.test_constant)
         if taken is None:
             return False
         self.eval(node.test)
@@ -178,16 +179,15 @@ class BranchMixin:
         self.eval(node.subject)
         entry = self.env
         out = dict(entry)
-        if self.pinned:
-            for case in node.cases:     # the first arm the pinned subject takes, alone
-                taken = pinned.arm_taken(self.pinned, node.subject, case, self.eval)
-                if taken is None:
-                    break
-                if taken:
-                    self.suite(case.body)
-                    return
-            else:
-                return      # no arm taken: the match does nothing
+        for case in node.cases:     # the first arm a pinned or constant subject takes, alone
+            taken = pinned.arm_taken(self.pinned or {}, node.subject, case, self.eval, self.test_constant)
+            if taken is None:
+                break
+            if taken:
+                self.suite(case.body)
+                return
+        else:
+            return      # no arm taken: the match does nothing
         for case in node.cases:
             self.env = dict(entry)
             self.suite(case.body)

@@ -4,6 +4,8 @@ classes of this module, records (dataclasses, NamedTuples, flax ``TrainState``..
 A mixin of :class:`~.flow.Walker`."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from ..knowledge import apis
@@ -27,7 +29,6 @@ class ClassMixin:
         when a call runs it and from then on reported with the module's functions (hunt41
         p04/p05; eagerly, keras' layers would analyse every inherited method once per
         subclass); otherwise, and for a base of another module, the base's method itself."""
-        from dataclasses import replace
 
         rec = method.func.local if method.kind == V.FUNC and method.func is not None else None
         if rec is None or rec.cls is None or getattr(rec, "owner", None) is not self.ma \
@@ -86,7 +87,36 @@ class ClassMixin:
             own = tuple(n for n in _annotated_fields(body) if n not in inherited)
             cls.fields = inherited + own
         cls.writers = None      # found on first need: self_writers()
-        self.env[node.name.value] = Value(kind=V.CLASS, cls=cls)
+        value = Value(kind=V.CLASS, cls=cls)
+        self.env[node.name.value] = value
+        self.init_subclass(node, value)
+        for dec, d in zip(reversed(node.decorators), reversed(decorators)):
+            if d.kind == V.FUNC and d.func is not None and d.func.local is not None and d.func.local.owner is self.ma:
+                # a decorator of the project (``@register("torch")`` filling a registry): what
+                # it returns for the class, when that is a class
+                full = self.eval(dec.decorator) if isinstance(dec.decorator, cst.Call) else d
+                if full.kind == V.FUNC and full.func is not None:
+                    out = self.func_call(dec, full.func, [(value, None)], {})
+                    if out.kind == V.CLASS:
+                        value = out
+        self.env[node.name.value] = value
+
+    def init_subclass(self, node: cst.ClassDef, value: Value) -> None:
+        """A ``class`` statement runs the ``__init_subclass__`` of its nearest base that has
+        one (an implicit classmethod), with the new class and the statement's keywords
+        (PEP 487; ``class TorchExporter(Exporter, name="torch")``): a base that registers
+        its subclasses (``Exporter.REGISTRY[name] = cls``) fills its registry.  Bases of
+        this module's classes only."""
+        for base in value.cls.bases:
+            method = base.methods.get("__init_subclass__")
+            if method is not None and method.kind == V.FUNC and method.func is not None \
+                    and method.func.local is not None:
+                break
+        else:
+            return
+        kw = {a.keyword.value: (self.eval(a.value), a.value) for a in node.keywords
+              if a.keyword is not None and a.keyword.value != "metaclass" and not a.star}
+        self.func_call(node, replace(method.func, bound=((value, None),)), [], kw)
 
 
 class _SelfReads(cst.CSTVisitor):

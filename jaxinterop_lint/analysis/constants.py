@@ -18,6 +18,7 @@ from the text, so another module's constants cost no libcst parse.
 from __future__ import annotations
 
 import ast
+import math
 import os
 import re
 from typing import Optional
@@ -28,22 +29,80 @@ from ..astbinds import binds
 from ..knowledge import structures as S
 
 
-def _const(node):
+# ``ast`` operators a constant's arithmetic may use (a mesh size: ``DATA * MODEL``)
+_OPERATORS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__,
+              ast.Mod: int.__mod__}
+# calls of a tuple of ints that give an int: the device count of a mesh shape
+_PRODUCTS = frozenset({"math.prod", "numpy.prod", "np.prod"})
+
+
+def _const(node, known=None, imported=None):
     """An int, or a tuple of ints, that ``node`` (an ``ast`` expression) is written as, or a
-    string or bool (the constants a parameter is compared with: :mod:`.pinned`); None."""
+    string or bool (the constants a parameter is compared with: :mod:`.pinned`); None.
+    With ``known`` (the module's constants found so far), also what it computes from them
+    and from literals: ``+ - * // %`` of ints, ``SHAPE[0]``, ``CONFIG["mesh"]["data"]``,
+    ``Cfg.n``, ``math.prod(SHAPE)`` and ``len(SHAPE)`` (``imported``: local name ->
+    qualified name)."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, str, bool):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
-        items = [_const(e) for e in node.elts]
+        items = [_const(e, known, imported) for e in node.elts]
         return tuple(items) if all(type(i) is int for i in items) else None
+    if known is None:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _const(node.operand, known, imported)
+        return -v if type(v) is int else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        a, b = _const(node.left, known, imported), _const(node.right, known, imported)
+        if type(a) is int and type(b) is int and not (b == 0 and type(node.op) in (ast.FloorDiv, ast.Mod)):
+            return _OPERATORS[type(node.op)](a, b)
+        return None
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        arg = _const(node.args[0], known, imported)
+        name = _qualified(node.func, imported or {})
+        if type(arg) is tuple and name in _PRODUCTS:
+            return math.prod(arg)
+        if type(arg) is tuple and name == "len":
+            return len(arg)
+        return arg if name == "int" and type(arg) is int else None
+    if isinstance(node, ast.Subscript):
+        index = _const(node.slice, known, imported)
+        if type(index) is int:
+            base = _const(node.value, known, imported)
+            return base[index] if type(base) is tuple and -len(base) <= index < len(base) else None
+        path = _path(node) if type(index) is str else None
+        return known.get(path) if path is not None else None
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return known.get((node.value.id, node.attr))
+    if isinstance(node, ast.Name):
+        return known.get(node.id)
     return None
 
 
-def _entries(name: str, value, found: dict) -> None:
-    """The constant entries of a dict display bound to ``name``."""
+def _path(node) -> Optional[tuple]:
+    """``(name, key, ...)`` of ``NAME["a"]["b"]`` (string keys), or None."""
+    keys = []
+    while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        keys.append(node.slice.value)
+        node = node.value
+    if not isinstance(node, ast.Name) or not keys:
+        return None
+    return (node.id, *reversed(keys))
+
+
+def _entries(name, value, found: dict, imported=None) -> None:
+    """The constant entries of a dict display bound to ``name`` (a tuple ``(name, key...)``
+    for a nested display: ``CONFIG = {"mesh": {"data": 1}}`` has ``("CONFIG", "mesh", "data")``)."""
     for k, v in zip(value.keys, value.values):
-        if isinstance(k, ast.Constant) and isinstance(k.value, str) and _const(v) is not None:
-            found[(name, k.value)] = _const(v)
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            key = (*name, k.value) if isinstance(name, tuple) else (name, k.value)
+            if isinstance(v, ast.Dict) and len(key) < 6:
+                _entries(key, v, found, imported)
+                continue
+            c = _const(v, found, imported)
+            if c is not None:
+                found[key] = c
 
 
 def _qualified(node, imported: dict) -> Optional[str]:
@@ -86,9 +145,20 @@ def _record_fields(stmt, imported: dict) -> Optional[list]:
     return fields
 
 
-def _instance(name: str, call, records: dict, found: dict) -> None:
+# calls that build an object or dict of their keyword arguments: ``SimpleNamespace(data=1)``
+_KEYWORD_OBJECTS = frozenset({"types.SimpleNamespace", "argparse.Namespace", "dict"})
+
+
+def _instance(name: str, call, records: dict, found: dict, imported=None) -> None:
     """The constant fields of ``name = Cls(...)``, a record class of the module: the
-    arguments given, or the fields' defaults (a ``**`` or ``*`` argument: none)."""
+    arguments given, or the fields' defaults (a ``**`` or ``*`` argument: none); or the
+    constant keyword arguments of ``SimpleNamespace(...)`` or ``dict(...)``."""
+    if _qualified(call.func, imported or {}) in _KEYWORD_OBJECTS and not call.args:
+        for k in call.keywords:
+            c = _const(k.value, found, imported) if k.arg is not None else None
+            if c is not None:
+                found[(name, k.arg)] = c
+        return
     fields = records.get(call.func.id) if isinstance(call.func, ast.Name) else None
     if fields is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return
@@ -131,12 +201,13 @@ def text_constants(text: str) -> dict:
                         bound[n.id] = bound.get(n.id, 0) + 1
             t = targets[0]
             if len(targets) == 1 and isinstance(t, ast.Name) and not isinstance(stmt, ast.AugAssign):
-                if _const(value) is not None:
-                    found[t.id] = _const(value)
+                c = _const(value, found, imported)
+                if c is not None:
+                    found[t.id] = c
                 elif isinstance(value, ast.Dict):
-                    _entries(t.id, value, found)
+                    _entries(t.id, value, found, imported)
                 elif isinstance(value, ast.Call):
-                    _instance(t.id, value, records, found)
+                    _instance(t.id, value, records, found, imported)
             continue
         if isinstance(stmt, ast.ClassDef):
             bound[stmt.name] = bound.get(stmt.name, 0) + 1
@@ -145,8 +216,8 @@ def text_constants(text: str) -> dict:
                 records[stmt.name] = fields
             for inner in stmt.body:
                 if isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
-                        and isinstance(inner.targets[0], ast.Name) and _const(inner.value) is not None:
-                    found[(stmt.name, inner.targets[0].id)] = _const(inner.value)
+                        and isinstance(inner.targets[0], ast.Name) and _const(inner.value, found, imported) is not None:
+                    found[(stmt.name, inner.targets[0].id)] = _const(inner.value, found, imported)
             continue
         for k in binds(stmt):   # a name another statement binds is bound twice: no constant
             bound[k] = bound.get(k, 0) + 1
@@ -205,23 +276,119 @@ def constant_int(walker, node):
     """The constant (an int, or a tuple of ints) ``node`` stands for in ``walker``'s module
     (a name, ``NAME["key"]`` or ``NAME.attr``; a name imported from a project module is
     that module's constant), or None: a name bound in the function walked is never one."""
-    value = constant_scalar(walker, node)
+    value = constant_scalar(walker, node, local=True)
     return value if type(value) is int or type(value) is tuple else None
 
 
-def constant_scalar(walker, node):
+def constant_scalar(walker, node, local: bool = False):
     """:func:`constant_int`, where the constant may also be a string or a bool (``MODE =
-    "single"``, ``CONFIG = {"mode": "single"}``), or None."""
+    "single"``, ``CONFIG = {"mode": "single"}``), or None.  What the module's constants and
+    literals compute counts too (:func:`_const`: ``CONFIG["mesh"]["data"] * 2``,
+    ``math.prod(SHAPE)``), and with ``local`` so does a name the function binds once, to
+    such an expression (``n = shape[0] * shape[1]`` after ``shape = (DATA, MODEL)``: a
+    mesh's size; reading the function's assignments costs a parse of its text, so only
+    the rare questions of mesh and device-list sizes ask it)."""
+    if isinstance(node, (cst.Integer, cst.SimpleString)):
+        return _simple(node)
+    known = _Known(walker, local)
     if isinstance(node, cst.Name):
-        name, rest = node.value, None
-    elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1 \
-            and isinstance(node.slice[0].slice, cst.Index) and _key(node.slice[0].slice.value) is not None:
-        name, rest = node.value.value, _key(node.slice[0].slice.value)
-    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-        name, rest = node.value.value, node.attr.value
-    else:
+        return known.get(node.value)
+    if not isinstance(node, _FOLDED):
         return None
-    if walker.rec is not None and walker.env is not None and name in walker.env:
-        return None     # a local of the function
-    consts, there = _constants_of(walker, name)
-    return consts.get(there if rest is None else (there, rest))
+    try:
+        code = walker.ma.module.code_for_node(node)
+        tree = ast.parse(code.strip(), mode="eval").body
+    except Exception:   # (the code of a node of a parsed module parses: never, but no crash)
+        return None
+    calls = any(isinstance(n, ast.Call) for n in ast.walk(tree))
+    return _const(tree, known, _module_imports(walker.ma) if calls else {})
+
+
+def _simple(node):
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    value = node.evaluated_value
+    return value if isinstance(value, str) else None
+
+
+# the libcst expressions :func:`constant_scalar` reads as ``ast`` and folds
+_FOLDED = (cst.Name, cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Call)
+
+
+def _module_imports(ma) -> dict:
+    """Local name -> qualified name of the module's plain imports (``np`` -> ``numpy``),
+    for :func:`_const`'s calls; read once from the text."""
+    imported = getattr(ma, "const_imports", None)
+    if imported is None:
+        imported = {}
+        try:
+            for stmt in ast.parse(ma.source or "").body:
+                if isinstance(stmt, ast.Import):
+                    imported.update((a.asname, a.name) for a in stmt.names if a.asname)
+                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+                    imported.update((a.asname or a.name, f"{stmt.module}.{a.name}") for a in stmt.names)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+        ma.const_imports = imported
+    return imported
+
+
+class _Known:
+    """The constants :func:`_const` may read while folding an expression of ``walker``'s
+    function: with ``local``, a name (or ``(name, key...)``) the function binds once to a
+    foldable expression; a module's constant (or the project module's it is imported from:
+    :func:`_constants_of`); a parameter, or a local bound more than once, is none."""
+
+    def __init__(self, walker, local: bool = False, depth: int = 0):
+        self.walker, self.local, self.depth = walker, local, depth
+
+    def get(self, key):
+        name, rest = (key, ()) if isinstance(key, str) else (key[0], tuple(key[1:]))
+        walker = self.walker
+        if walker.rec is not None and walker.env is not None and name in walker.env:
+            value = _local_assignments(walker).get(name) if self.local and self.depth < 8 else None
+            if value is None:
+                return None
+            held = _const(value, _Known(walker, True, self.depth + 1), _module_imports(walker.ma))
+            if not rest:
+                return held
+            return None
+        consts, there = _constants_of(walker, name)
+        return consts.get(there if not rest else (there, *rest))
+
+
+def _local_assignments(walker) -> dict:
+    """Name -> the ``ast`` value of the one plain assignment (``name = expr``) binding it in
+    the walked function, for the names the function binds exactly once (nested functions
+    and classes left out); computed once per function."""
+    node = getattr(walker.rec, "node", None)
+    cache = walker.ma.__dict__.setdefault("local_constants", {})
+    found = cache.get(id(node))
+    if found is None:
+        found = cache[id(node)] = {}
+        if isinstance(node, cst.FunctionDef):
+            try:
+                tree = ast.parse(walker.ma.module.code_for_node(node).strip())
+            except Exception:
+                return found
+            fn = tree.body[0] if tree.body else None
+            counts: dict = {}
+            todo = list(getattr(fn, "body", ()))
+            for a in getattr(getattr(fn, "args", None), "args", ()) + getattr(getattr(fn, "args", None), "kwonlyargs", []):
+                counts[a.arg] = 2
+            while todo:
+                stmt = todo.pop()
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    counts[getattr(stmt, "name", "")] = 2
+                    continue
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    found[stmt.targets[0].id] = stmt.value
+                for n in ast.iter_child_nodes(stmt):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                        counts[n.id] = counts.get(n.id, 0) + 1
+                    elif isinstance(n, ast.AST):
+                        todo.append(n)
+            for name in list(found):
+                if counts.get(name) != 1:
+                    del found[name]
+    return found

@@ -115,7 +115,7 @@ class ExprMixin:
         if kind == V.CLASS:
             method = recv.cls.methods.get(attr)
             if method is None:
-                method = recv.cls.statics.get(attr)
+                method = P.class_static(recv.cls, attr)
             if method is not None and _classmethod(method):
                 return V.evolve(method, func=replace(method.func, bound=((recv, node.value if isinstance(node, cst.Attribute) else None),)))
             return method if method is not None else V.UNKNOWN_VALUE
@@ -220,11 +220,11 @@ class ExprMixin:
         if self.env is None:
             self.eval(node.test)
             return V.UNKNOWN_VALUE
-        if self.pinned:     # the branch the pinned parameters take (pinned.py)
-            taken = pinned.truth(self.pinned, node.test, self.eval)
-            if taken is not None:
-                self.eval(node.test)
-                return self.eval(node.body if taken else node.orelse)
+        # the branch the pinned parameters or the module's constants take (pinned.py)
+        taken = pinned.truth(self.pinned or {}, node.test, self.eval, self.test_constant)
+        if taken is not None:
+            self.eval(node.test)
+            return self.eval(node.body if taken else node.orelse)
         outer = self._tested
         self._tested = (node.test, self.eval(node.test))
         try:

@@ -202,6 +202,12 @@ class FactsMixin:
             return V.SAFE_VALUE
         if qn == apis.GETATTR and len(pos) >= 2 and isinstance(pos[1][1], cst.SimpleString):
             return self.named_attribute(node, pos[0], pos[1][1].evaluated_value, default=len(pos) > 2)
+        if qn == apis.GETATTR and len(pos) >= 2 and pos[0][0].kind in (V.INSTANCE, V.CLASS) and pos[0][0].cls is not None:
+            # ``getattr(self, f"_place_{self.strategy}")``: any method whose name has that prefix
+            prefix = name_prefix(pos[1][1])
+            names = sorted(n for n in pos[0][0].cls.methods if prefix and n.startswith(prefix))
+            if names:
+                return V.join_all([self.named_attribute(node, pos[0], n, default=len(pos) > 2) for n in names])
         if qn == apis.SETATTR and len(pos) == 3 and isinstance(pos[1][1], cst.SimpleString) \
                 and isinstance(pos[1][1].evaluated_value, str) and pos[0][1] is not None:
             # ``setattr(s, "w", v)`` is ``s.w = v``
@@ -216,6 +222,23 @@ class FactsMixin:
         from .constants import constant_int
 
         return constant_int(self, node)
+
+    def test_constant(self, node):
+        """The module constant (an int, string or bool) a test reads: ``DEBUG``,
+        ``CONFIG["mode"]``, ``Cfg.mode`` (:func:`~.constants.constant_scalar`), or None; a
+        name the function binds, or a module name that holds no constant value (a
+        function, a module, what a call returned), reads none."""
+        head = node
+        while isinstance(head, (cst.Subscript, cst.Attribute)):
+            head = head.value
+        if not isinstance(head, cst.Name) or self.rec is not None and self.env is not None and head.value in self.env:
+            return None
+        held = self.ma.globals.get(head.value)
+        if held is None or held.kind != V.SAFE and not (held.kind == V.QNAME and held.qname in _BOOLS):
+            return None
+        from .constants import constant_scalar
+
+        return constant_scalar(self, node)
 
     def counts_every_device(self, arg) -> bool:
         """Whether a mesh-shape argument is ``(jax.device_count(),)`` or ``(len(jax.devices()),)``:
@@ -285,7 +308,7 @@ class FactsMixin:
             return recv
         if kind == V.DEVICE_LIST and attr in apis.DEVICE_ARRAY_METHODS:
             return placements.method_result(recv.devices, apis.DEVICE_ARRAY_METHODS[attr], [n for _, n in pos],
-                                            placements.every(recv))
+                                            placements.every(recv), self.int_constant)
         if kind == V.FFI_BUFFER:
             return self.ffi_method(node, attr, pos, kw)
         return None
@@ -314,3 +337,18 @@ class FactsMixin:
 
 def _is(arg, name: str) -> bool:
     return arg is not None and isinstance(arg[1], cst.Name) and arg[1].value == name
+
+
+_BOOLS = frozenset({"builtins.True", "builtins.False"})
+
+
+def name_prefix(node) -> Optional[str]:
+    """The literal start of an attribute name computed by ``node``: ``"_place_"`` of
+    ``f"_place_{strategy}"`` or of ``"_place_" + strategy``; None when it starts with no
+    literal text."""
+    if isinstance(node, cst.FormattedString) and node.parts and isinstance(node.parts[0], cst.FormattedStringText):
+        return node.parts[0].value or None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) \
+            and isinstance(node.left, cst.SimpleString) and isinstance(node.left.evaluated_value, str):
+        return node.left.evaluated_value or None
+    return None

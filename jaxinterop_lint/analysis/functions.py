@@ -25,6 +25,10 @@ def analyse_function(ma, rec) -> Summary:
         if i == 0 and rec.cls is not None and getattr(rec, "is_classmethod", False):
             env[name] = Value(kind=V.CLASS, cls=rec.cls)
             continue
+        if i == 0 and rec.cls is not None and rec.name.endswith(".__init_subclass__"):
+            # the class being created (a subclass: PEP 487), given by each class statement
+            env[name] = Value(kind=V.CLASS, cls=rec.cls, deps=frozenset({(0, ())}), ref=(0, ()))
+            continue
         if i == 0 and rec.cls is not None:
             env[name] = Value(kind=V.INSTANCE, cls=rec.cls, deps=frozenset({(0, ())}), ref=(0, ()))
             continue

@@ -151,7 +151,20 @@ def _holds_kept(v, depth: int = 0) -> bool:
 def publish(ma, name: str, value) -> None:
     """Let module analysis ``ma``'s global ``name`` hold ``value`` too (:func:`_written`),
     counting a change (``ma.globals_changed``: functions analysed before it are analysed
-    again)."""
+    again).  ``name`` ``"Cls.attr"`` is a class attribute of the module's class ``Cls``
+    (a registry a function fills: ``Exporter.REGISTRY[name] = cls``): what the class
+    holds there (:func:`~.parts.class_static`)."""
+    head, _, attr = name.partition(".")
+    if attr:
+        holder = ma.globals.get(head)
+        if holder is not None and holder.kind == V.CLASS and holder.cls is not None and "." not in attr:
+            target = P.static_owner(holder.cls, attr)
+            old = target.attrs.get(attr)
+            new = V.join(old, value)
+            if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
+                target.attrs[attr] = new
+                ma.globals_changed += 1
+        return
     old = ma.globals.get(name)
     new = _written(old, value)
     if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
@@ -222,7 +235,7 @@ class ModuleStateMixin:
             if fixed is None or owner is not self.ma:
                 continue    # (another module's names: its result must not depend on the order files are analysed in)
             publish(owner, name, fixed)
-            if owner is self.ma and self.env is not None and (self.rec is None or name in self.env):
+            if "." not in name and owner is self.ma and self.env is not None and (self.rec is None or name in self.env):
                 self.env[name] = _written(self.env.get(name), fixed)
 
     def publish_writes(self) -> None:

@@ -137,6 +137,34 @@ def _class_value(cls, name: str) -> Optional[Value]:
     return v
 
 
+def static_owner(cls, name: str):
+    """The class whose own ``class`` statement binds the class attribute ``name`` that
+    ``cls`` (a :class:`~.records.ClassRecord`) has: ``cls``, or the base (of this module's
+    classes, to any depth) it inherits it from.  Python keeps one object there, so
+    ``Cls.REGISTRY[k] = v`` and ``cls.REGISTRY[k] = v`` in a subclass's
+    ``__init_subclass__`` change the base's dict (PEP 487)."""
+    seen = {id(cls)}
+    while True:
+        up = next((b for b in getattr(cls, "bases", ()) or () if name in (getattr(b, "statics", None) or {})
+                   and id(b) not in seen), None)
+        if up is None:
+            return cls
+        seen.add(id(up))
+        cls = up
+
+
+def class_static(cls, name: str) -> Optional[Value]:
+    """What ``Cls.name`` reads on the class ``cls`` (not a method): the value its class
+    statement binds, joined with what code stored through the class since
+    (``Exporter.REGISTRY["torch"] = TorchExporter``, ``cls.REGISTRY[name] = cls``: kept in
+    the ``attrs`` of :func:`static_owner`); None when neither is known."""
+    owner = static_owner(cls, name)
+    out = V.join((getattr(cls, "statics", None) or {}).get(name), (getattr(cls, "attrs", None) or {}).get(name))
+    if owner is not cls:
+        out = V.join(out, V.join(owner.statics.get(name), owner.attrs.get(name)))
+    return out
+
+
 def _item_join(value: Value) -> Optional[Value]:
     out = None
     for e in value.elements or ():

@@ -236,35 +236,50 @@ def _may_differ(summary) -> bool:
         or V.carries_multi(summary.ret) or V.carries_multi(summary.yields)
 
 
-def truth(pins: dict, test, resolve=None) -> Optional[bool]:
+def _held(pins: dict, node, const):
+    """The constant ``node`` stands for: a pinned parameter's, else what ``const(node)``
+    says (a module constant: ``DEBUG``, ``CONFIG["mode"]``), else ``NOT_LITERAL``."""
+    if isinstance(node, cst.Name) and node.value in pins:
+        return pins[node.value]
+    if const is not None and isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)):
+        value = const(node)
+        if value is not None:
+            return value
+    return NOT_LITERAL
+
+
+def truth(pins: dict, test, resolve=None, const=None) -> Optional[bool]:
     """Whether ``test`` holds with the parameters ``pins`` (name -> constant, or
-    :class:`InstanceOf`) fixed; None when it depends on anything else.  ``resolve`` gives
-    the value of an expression (the class of an ``isinstance`` test)."""
+    :class:`InstanceOf`) fixed, and the constants ``const(node)`` reads (a module's
+    ``DEBUG = False``, ``CONFIG = {"mode": "single"}``: :func:`~.constants.constant_scalar`);
+    None when it depends on anything else.  ``resolve`` gives the value of an expression
+    (the class of an ``isinstance`` test)."""
     if isinstance(test, cst.Name):
-        if test.value not in pins:
+        held = _held(pins, test, const)
+        if held is NOT_LITERAL:
             return None
-        held = pins[test.value]
         if isinstance(held, InstanceOf):    # truthy unless its class says otherwise
             return None if "__bool__" in held.cls.methods or "__len__" in held.cls.methods else True
         return bool(held)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = truth(pins, test.expression, resolve)
+        inner = truth(pins, test.expression, resolve, const)
         return None if inner is None else not inner
     classes = _isinstance_of(test)
     if classes is not None:
         held = pins.get(test.args[0].value.value)
         return held.is_a(resolve(classes)) if isinstance(held, InstanceOf) and resolve is not None else None
     if isinstance(test, cst.BooleanOperation):
-        both = [truth(pins, test.left, resolve), truth(pins, test.right, resolve)]
+        both = [truth(pins, test.left, resolve, const), truth(pins, test.right, resolve, const)]
         return _all(both) if isinstance(test.operator, cst.And) else _any(both)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         op, right = test.comparisons[0].operator, test.comparisons[0].comparator
         left = test.left
-        if isinstance(right, cst.Name) and right.value in pins and not isinstance(left, cst.Name):
-            left, right = right, left
-        if not isinstance(left, cst.Name) or left.value not in pins:
+        value = _held(pins, left, const)
+        if value is NOT_LITERAL and literal(left) is not NOT_LITERAL and not isinstance(op, (cst.In, cst.NotIn)):
+            left, right = right, left       # ``"single" == MODE``
+            value = _held(pins, left, const)
+        if value is NOT_LITERAL:
             return None
-        value = pins[left.value]
         if isinstance(value, InstanceOf):
             if isinstance(op, (cst.Is, cst.IsNot)) and literal(right) is None:
                 return isinstance(op, cst.IsNot)    # an instance is not None
@@ -286,15 +301,14 @@ def truth(pins: dict, test, resolve=None) -> Optional[bool]:
     return None
 
 
-def arm_taken(pins: dict, subject, case, resolve=None) -> Optional[bool]:
+def arm_taken(pins: dict, subject, case, resolve=None, const=None) -> Optional[bool]:
     """Whether the ``match`` arm ``case`` is taken for the pinned ``subject`` (a name in
     ``pins``), when every earlier arm was not: a literal pattern (or ``|`` of them) compares,
     a class pattern whose sub-patterns only capture checks the class of an
     :class:`InstanceOf` (``resolve`` gives its value), a bare capture or ``_`` always takes;
     None when it depends on anything else (a guard, a sub-pattern that compares)."""
-    if not isinstance(subject, cst.Name) or subject.value not in pins or case.guard is not None:
-        return None
-    return _pattern(pins[subject.value], case.pattern, resolve)
+    held = _held(pins, subject, const) if case.guard is None else NOT_LITERAL
+    return None if held is NOT_LITERAL else _pattern(held, case.pattern, resolve)
 
 
 def _captures(pattern) -> bool:

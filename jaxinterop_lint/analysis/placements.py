@@ -41,14 +41,18 @@ def count(shape: Optional[tuple]) -> Optional[int]:
     return math.prod(shape)
 
 
+# what a constant may be computed by (``const``: :func:`~.constants.constant_int`)
+_COMPUTED = (cst.Name, cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Call)
+
+
 def literal_int(node, const=None) -> Optional[int]:
-    """The value of an integer literal (``3``, ``-1``), or of a module constant ``const(node)``
-    says it stands for (:mod:`.constants`), or None."""
-    if const is not None and isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)):
-        value = const(node)
-        return value if type(value) is int else None
+    """The value of an integer literal (``3``, ``-1``), or of a constant ``const(node)`` says
+    it stands for (:mod:`.constants`: a module constant, or what constants compute), or None."""
     if isinstance(node, cst.Integer):
         return int(node.value, 0)
+    if const is not None and isinstance(node, _COMPUTED):
+        value = const(node)
+        return value if type(value) is int else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
             and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value, 0)
@@ -58,7 +62,7 @@ def literal_int(node, const=None) -> Optional[int]:
 def literal_shape(node, const=None) -> Optional[tuple]:
     """A shape written as literals: ``(1,)``, ``[2, 4]``, ``8`` -> a tuple of ints (a ``-1``
     or any other expression is an unknown dimension, None); None when not a tuple/list/int."""
-    if const is not None and isinstance(node, (cst.Name, cst.Subscript, cst.Attribute)):
+    if const is not None and isinstance(node, _COMPUTED):
         value = const(node)     # a constant shape (``SHAPE = (1,)``)
         if isinstance(value, tuple):
             return tuple(n if n >= 0 else None for n in value)
@@ -76,13 +80,14 @@ def literal_shape(node, const=None) -> Optional[tuple]:
     return None
 
 
-def shape_of_args(nodes) -> Optional[tuple]:
-    """The shape passed to ``reshape``: one tuple argument or the dimensions one by one."""
+def shape_of_args(nodes, const=None) -> Optional[tuple]:
+    """The shape passed to ``reshape``: one tuple argument or the dimensions one by one
+    (literals, or constants by ``const``)."""
     if len(nodes) == 1:
-        return literal_shape(nodes[0])
+        return literal_shape(nodes[0], const)
     dims = []
     for n in nodes:
-        v = literal_int(n)
+        v = literal_int(n, const)
         dims.append(v if v is not None and v >= 0 else None)
     return tuple(dims) if dims else None
 
@@ -185,11 +190,12 @@ def indexed(shape: Optional[tuple], elements, const=None) -> Value:
     return device_list(tuple(out))
 
 
-def method_result(shape: Optional[tuple], how: str, arg_nodes, all_devices: bool = False) -> Value:
+def method_result(shape: Optional[tuple], how: str, arg_nodes, all_devices: bool = False, const=None) -> Value:
     """A device array's method (apis.DEVICE_ARRAY_METHODS) applied to an array of ``shape``
-    (every one keeps the devices: ``all_devices`` is kept)."""
+    (every one keeps the devices: ``all_devices`` is kept; ``const`` reads a constant
+    shape)."""
     if how == "reshape":
-        return device_list(reshaped(shape, shape_of_args(arg_nodes)), all_devices)
+        return device_list(reshaped(shape, shape_of_args(arg_nodes, const)), all_devices)
     if how == "flat":
         return device_list((count(shape),), all_devices)
     if how == "reverse":

@@ -17,12 +17,18 @@ from .imports import dotted
 from .values import Value
 
 
+GETTER_APPLIED = "()"
+"""The suffix of the name of an ``attrgetter(...)`` result (a partial of ``qn + "()"``)."""
+
 _CALL_ROLES: dict = {
     **{qn: ("iterate", op) for qn, op in S.ITERATION_CALLS.items()},
     **{qn: ("replace", None) for qn in S.REPLACE_FUNCTIONS},
     **{qn: ("identity", None) for qn in S.IDENTITY_CALLS},
     **{qn: ("record", None) for qn in S.LIBRARY_RECORDS},
     **{f"{qn}.{name}": ("factory", None) for qn, rule in S.LIBRARY_RECORDS.items() for name in rule.factories},
+    **{qn: ("namespace", None) for qn in S.NAMESPACE_CALLS},
+    **{qn: ("getter", how) for qn, how in S.GETTER_CALLS.items()},
+    **{qn + GETTER_APPLIED: ("get", how) for qn, how in S.GETTER_CALLS.items()},
 }
 """Qualified name -> what :meth:`StructureMixin.structure_call` does with it, from the tables."""
 
@@ -184,8 +190,55 @@ class StructureMixin:
                                                           container="dict")
         if what == "record":
             return self.construct(node, self.library_class(qn), pos, kw)
+        if what == "namespace":
+            return P.build(parts=tuple((V.attr_key(k), v) for k, (v, _) in kw.items())) if not pos else None
+        if what == "getter":
+            names = pos[:1] if arg == "method" else pos
+            if pos and (not kw or arg == "method") and all(_getter_key(n, arg) is not None for _, n in names):
+                return Value(kind=V.FUNC, func=V.FuncInfo(partial_of=qn + GETTER_APPLIED, bound=tuple(pos),
+                                                          kwargs=tuple(kw.items())))
+            return None
+        if what == "get" and arg == "method":
+            return self.called_by_name(node, pos, kw) if len(pos) >= 2 else None
+        if what == "get":
+            return self.got(arg, pos) if len(pos) >= 2 else None
         owner, _, attr = qn.rpartition(".")
         return self.class_call(node, self.library_class(owner), attr, pos, kw)
+
+    def got(self, how: str, pos: list) -> Value:
+        """What ``attrgetter(*names)(obj)`` (``how`` ``"attr"``) or ``itemgetter(*keys)(d)``
+        reads: ``pos`` is the names' arguments, then the object; one name, its value, more, a
+        tuple."""
+        obj = pos[-1][0]
+        out = []
+        for _, n in pos[:-1]:
+            key = _getter_key(n, how)
+            value = obj
+            if how == "item":
+                value = P.read(value, key)
+            else:
+                for attr in key.split("."):     # as ``obj.attr`` reads (expr.e_attribute)
+                    part = next((p for k, p in value.parts or () if k == V.attr_key(attr)), None)
+                    value = part if part is not None else self.instance_attribute(value, attr) \
+                        if value.kind == V.INSTANCE and value.cls is not None else P.read(value, V.attr_key(attr))
+            out.append(value)
+        return out[0] if len(out) == 1 else P.sequence(tuple(out), "tuple")
+
+    def called_by_name(self, node, pos: list, kw: dict) -> Value:
+        """``methodcaller("name", *args)(obj)`` (``pos``: the name, the arguments, then the
+        object): ``obj.name(*args)``, an interop method (``__dlpack__``) an export at the
+        call ``node``, a method of a project class run with the arguments."""
+        from ..knowledge import apis
+
+        name = _getter_key(pos[0][1], "method")
+        obj, obj_node = pos[-1]
+        sink = apis.METHOD_SINKS.get(name)
+        if sink is not None:
+            self.sink(node, f"`.{name}()`", sink, obj, obj_node)
+            return Value(kind=V.CAPSULE) if name == "__dlpack__" else V.SAFE_VALUE
+        if obj.kind == V.INSTANCE and obj.cls is not None and name in obj.cls.methods:
+            return self.apply(node, self.instance_attribute(obj, name), list(pos[1:-1]), kw)
+        return V.UNKNOWN_VALUE
 
     def iteration(self, op: str, pos: list, kw: dict) -> Value:
         """The iteration builtin ``op`` (see :data:`~jaxinterop_lint.knowledge.structures.ITERATION_CALLS`)."""
@@ -346,3 +399,16 @@ class StructureMixin:
         if not all(keys):
             return entry
         return V.evolve(entry, chosen=(index.ref[0], tuple(keys)))
+
+
+def _getter_key(node, how: str):
+    """The constant an ``attrgetter`` (``how`` ``"attr"``: a dotted name) or ``itemgetter``
+    (an item key: :func:`~.expr.constant_key`) argument ``node`` is written as, or None."""
+    if how != "item":
+        value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
+        if how == "method":
+            return value if isinstance(value, str) and value.isidentifier() else None
+        return value if isinstance(value, str) and all(p.isidentifier() for p in value.split(".")) else None
+    from .expr import constant_key
+
+    return constant_key(node) if node is not None else None

@@ -141,6 +141,21 @@ IDENTITY_CALLS = frozenset({
 })
 """Calls whose result has the parts of their first argument."""
 
+NAMESPACE_CALLS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
+"""Calls that build an object whose attributes are their keyword arguments (CPython
+``types.SimpleNamespace(**kwargs)``, ``argparse.Namespace(**kwargs)``): ``state.params``
+reads what ``params=`` gave."""
+
+GETTER_CALLS: dict[str, str] = {
+    "operator.attrgetter": "attr",
+    "operator.itemgetter": "item",
+    "operator.methodcaller": "method",
+}
+"""Calls that make a reader of constant names (CPython Lib/operator.py):
+``attrgetter("params.kernel")(obj)`` is ``obj.params.kernel``, ``itemgetter("k")(d)`` is
+``d["k"]``, with several names a tuple of what each reads; ``methodcaller("name", *args)(obj)``
+is ``obj.name(*args)``."""
+
 CONTAINER_METHODS: dict[str, str] = {
     "append": "append",
     "appendleft": "append",     # collections.deque: order is not followed

@@ -18,9 +18,10 @@ from collections import Counter
 from typing import Optional
 
 from .scanner import blank as _blank, class_lines, scan, statements as scan_statements
-from .statements import (Unsplit, class_body, group, lazy_statements, module_writes, parse, sink_aliases,
-                         statements, stored_attributes, uses_of)
+from .statements import (Unsplit, class_body, group, lazy_statements, module_writes, parse, registrations,
+                         sink_aliases, statements, stored_attributes, uses_of)
 
+_CLASS_START = re.compile(r"(?:[ \t]*@[^\n]*\n)*[ \t]*class\b")
 _KERNEL = re.compile(r"^@\s*(?:numba\.)?cuda\.jit\b", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
@@ -127,8 +128,10 @@ class Masker:
         if not self.stmts:
             return
         chunks = ["".join(self.lines[a:b + 1]) for a, b in self.stmts]
+        self.registers: set = set()
         if "global" in text or "." in text:     # (both readers: the masking must not depend on which)
             self._module_writes(chunks)
+            self._registrations(chunks)
         self.usable = True
         self._parts: dict = {}
         if "numba" in roots:
@@ -158,6 +161,24 @@ class Masker:
         for i, more in enumerate(module_writes([(tuple(d), c) for d, c in zip(self.defines, chunks)], self.is_def)):
             if more:
                 self.defines[i] = set(self.defines[i]) | more
+
+    def _registrations(self, chunks: list) -> None:
+        """A statement filling a registry of one of the module's classes defines it too
+        (:func:`~.statements.registrations`: ``Sinks.TABLE["raw"] = RawExporter``,
+        ``Table.add("tensor", TensorExporter)``, a subclass registered by its base's
+        ``__init_subclass__``), and, when it uses a kept caller's name, makes that class's
+        users callers too (:meth:`_render`).  Only classes: JAX's own modules fill their
+        primitives' tables at the top level (``random_seed_p.def_impl(...)``) by the
+        hundred."""
+        classes = {n for d, names, c in zip(self.is_def, self.defines, chunks) if d and _CLASS_START.match(c)
+                   for n in names}
+        if not classes:
+            return
+        units = [(tuple(d), c) for d, c in zip(self.defines, chunks)]
+        for i, more in enumerate(registrations(units, self.is_def, classes)):
+            if more:
+                self.defines[i] = set(self.defines[i]) | more
+                self.registers.add(i)
 
     def _names_re(self, names: frozenset, bounded: bool = True):
         """A regex finding any of ``names`` in a text (None for no names), memoised."""
@@ -263,7 +284,7 @@ class Masker:
             frozen = frozenset(callers_of)
             rx = self._names_re(frozen)
             for i, d in enumerate(self.is_def):
-                if d and not self.defines[i] <= callers_of and self._uses_any(i, frozen, rx):
+                if (d or i in self.registers) and not self.defines[i] <= callers_of and self._uses_any(i, frozen, rx):
                     callers_of |= self.defines[i]
                     grew = True
         callers_of = frozenset(callers_of)

@@ -371,3 +371,43 @@ def module_writes(units: list, is_def=None) -> list:
                     writes.setdefault(names[0], set()).update(more)
                 grew = True
     return extra
+
+
+# ``n[k] = v``, ``n.attr = v``, ``n.attr[k] = v`` (a class's registry), ``n += v``,
+# ``n.append(v)``...: a statement that changes what ``n`` holds
+_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)+[ \t]*"
+                      r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
+                      r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
+# a statement that calls a method of a name (``holder.set(v)``), on ``"\n" + text``
+_CALLED_ON = re.compile(r"\n[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(")
+# a class statement's head: its name and what is between its parentheses (bases, keywords)
+_CLASS_HEAD = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?", re.M)
+
+
+def registrations(units: list, is_def: list, heads=None) -> list:
+    """For ``units`` (``[(names, text)]``; ``is_def[i]``: a def or class), the module names
+    each one fills besides its own, one set per unit: a class statement whose base (of this
+    module) defines ``__init_subclass__`` fills that base (``class TorchExporter(Exporter,
+    name="torch")`` registers itself: PEP 487); another statement fills the module names
+    whose contents it changes (``Sinks.TABLE["raw"] = RawExporter``, ``REG["k"] = f``) or
+    whose method it calls (``Table.add("tensor", TensorExporter)``: a method may store its
+    argument).  What a registry holds is then part of that name's value.  ``heads``: the
+    names such a statement may fill (None: any name a unit defines)."""
+    defined = {n for names, _ in units for n in names} if heads is None else heads
+    # a class whose ``__init_subclass__`` may register its subclasses
+    registering = {names[0] for (names, body), d in zip(units, is_def) if d and names and "__init_subclass__" in body
+                   and _CLASS_HEAD.search(body)} if any("__init_subclass__" in b for _, b in units) else ()
+    out = []
+    for (names, body), d in zip(units, is_def):
+        extra: set = set()
+        if d:
+            m = _CLASS_HEAD.search(body) if registering and "class" in body else None
+            if m is not None and m.group(1) not in registering:
+                extra.update(b for b in _WORD.findall(m.group(2) or "") if b in registering)
+        else:
+            if "=" in body or "(" in body:
+                extra.update(n for n in _MUTATED.findall(body) if n in defined)
+            if "." in body and "(" in body:
+                extra.update(n for n in _CALLED_ON.findall("\n" + body) if n in defined)
+        out.append(extra - set(names))
+    return out

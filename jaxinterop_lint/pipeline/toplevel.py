@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .statements import module_writes
+from .statements import module_writes, registrations
 
 _TOP_NAME = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
@@ -40,27 +40,22 @@ _TUPLE_NL = re.compile(r"\n[ \t]*[(\[]?[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?
 # ``with f() as x``, ``except E as e``; ``for a, b in ...``
 _AS = re.compile(r"\bas[ \t]+([A-Za-z_]\w*)")
 _FOR = re.compile(r"^[ \t]*(?:async[ \t]+)?for[ \t]+([^\n]*?)[ \t]+in\b", re.M)
-# ``n[k] = v``, ``n.attr = v``, ``n += v``, ``n.append(v)``...: a statement that changes what ``n`` holds
-_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)[ \t]*"
-                      r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
-                      r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
 _TARGET = re.compile(r"[A-Za-z_]\w*")
-# a statement that calls a method of a name (``holder.set(v)``), on ``"\n" + text``
-_CALLED_ON = re.compile(r"\n[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(")
 _DEFINES = ("def ", "class ", "async ", "@")
 
 
 def _bound_elsewhere(units: list) -> list:
     """``units`` with the names a statement other than a def or class binds or changes
     without assigning them plainly: tuple targets (``x, y = ...``), ``as`` and ``for``
-    targets, and the names of other units whose contents it changes (``params["w"] = ...``,
-    ``arrays.append(...)``): what such a statement puts there is part of those names'
+    targets, and the names of other units whose contents it changes (:func:`registrations`:
+    ``params["w"] = ...``, ``arrays.append(...)``, a subclass registered by its base's
+    ``__init_subclass__``): what such a statement puts there is part of those names'
     values."""
-    defined = {n for names, _ in units for n in names}
+    filled = registrations(units, [body.startswith(_DEFINES) for _, body in units])
     out = []
-    for names, body in units:
+    for (names, body), more in zip(units, filled):
+        extra: list = []
         if not body.startswith(_DEFINES):
-            extra: list = []
             if "=" in body and ("," in body or "[" in body or "(" in body):
                 extra += [t.strip().lstrip("*") for m in _TUPLE_NL.finditer("\n" + body)
                           if any(c in m.group(0) for c in ",([") for t in m.group(1).split(",")]
@@ -68,12 +63,9 @@ def _bound_elsewhere(units: list) -> list:
                 extra += _AS.findall(body)
             if "for" in body:
                 extra += [t for m in _FOR.findall(body) for t in _TARGET.findall(m)]
-            if "=" in body or "(" in body:
-                extra += [n for n in _MUTATED.findall(body) if n in defined]
-            if "." in body and "(" in body:     # ``holder.set(v)``: a method may store its argument
-                extra += [n for n in _CALLED_ON.findall("\n" + body) if n in defined]
-            if extra:
-                names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
+        extra += sorted(more)
+        if extra:
+            names = tuple(dict.fromkeys(tuple(names) + tuple(extra)))
         out.append((names, body))
     return out
 
