@@ -377,10 +377,11 @@ def test_the_attributes_read_as_stored_are_a_superset_of_those_the_code_stores()
     assert checked > 50
 
 
-def test_a_module_analysed_only_for_a_summary_is_parsed_whole(tmp_path, monkeypatch):
+def test_a_module_analysed_only_for_a_summary_is_parsed_for_the_names_asked(tmp_path, monkeypatch):
     """Masking keeps what a file's own findings need; a module that can make no finding by
-    itself, parsed for what its importers take from it, is parsed whole (and not read with
-    ``ast`` for nothing)."""
+    itself, parsed for what its importers take from it, is parsed only for the names they
+    ask (:mod:`jaxinterop_lint.pipeline.partial`), also when JAX code reaches it (keras'
+    ``ops/nn.py`` was parsed whole for one function: issue 16)."""
     filler = "".join(f"def helper_{i}(a):\n    return a + {i}\n\n" for i in range(80))
     (tmp_path / "pyproject.toml").touch()
     (tmp_path / "pkg").mkdir()
@@ -394,15 +395,16 @@ def test_a_module_analysed_only_for_a_summary_is_parsed_whole(tmp_path, monkeypa
     seen = {}
     real = analyses.build_analysis
 
-    def spy(text, path, config, project=None, sinks=None, callers=frozenset(), whole=False):
-        ma = real(text, path, config, project, sinks, callers, whole)
-        seen[path.rsplit("/", 1)[-1]] = (sinks is not None, ma.parsed_text == text)
+    def spy(text, path, config, project=None, sinks=None, callers=frozenset(), whole=False, partial=None):
+        ma = real(text, path, config, project, sinks, callers, whole, partial)
+        seen[path.rsplit("/", 1)[-1]] = (sinks is not None, partial, "def helper_" in ma.parsed_text)
         return ma
 
     monkeypatch.setattr(analyses, "build_analysis", spy)
     result = lint_paths([str(tmp_path)], Config(), use_cache=False)
     assert [(f.path.rsplit("/", 1)[-1], f.code) for f in result.findings] == [("b.py", "JXI002")]
-    assert seen["a.py"] == (False, True) and seen["b.py"] == (True, False)
+    # a.py: no masking of its own, parsed for ``make`` alone (the helpers blanked); b.py masked
+    assert seen["a.py"] == (False, frozenset({"make"}), False) and seen["b.py"] == (True, None, False)
 
 
 def test_the_names_used_are_those_of_a_plain_ast_walk():
