@@ -129,9 +129,11 @@ def _units_of(text: str) -> list:
 
 _TUPLE = re.compile(r"^[ \t]*[(\[]?[ \t]*(\*?[A-Za-z_]\w*(?:[ \t]*,[ \t]*\*?[A-Za-z_]\w*)*)[ \t]*,?[ \t]*[)\]]?[ \t]*=(?!=)",
                     re.M)
-_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)+[ \t]*"
-                      r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
-                      r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
+_SUBSCRIPT = r"\[(?:[^\n=\[\]]|\[[^\n=\[\]]*\])*\]"   # no bracket inside, or one level
+_PART = r"(?:%s|\.[ \t]*[A-Za-z_]\w*)" % _SUBSCRIPT
+_MUTATED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*(?:(?:%s[ \t]*)+"
+                      r"(?:[-+*/@%%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%%&|^]|//|\*\*|<<|>>)=|"
+                      r"(?:%s[ \t]*)*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()" % (_PART, _PART))
 
 
 @lru_cache(maxsize=4096)

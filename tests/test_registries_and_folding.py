@@ -110,3 +110,33 @@ def test_reads_by_name():
             "    def place(self, a, how):\n        return getattr(self, f'_put_{how}')(a)\n"
             "torch.from_dlpack(D().place(np.ones(8), 'fsdp'))\n")
     assert _lines(body) == [(7, "JXI002"), (8, "JXI002"), (10, "JXI002"), (16, "JXI002")]
+
+
+def test_reported_crashes_of_the_new_forms_stay_fixed(tmp_path):
+    # a getter wrapped in functools.partial binds bare values (a TypeError before)
+    body = ("import functools, operator\nfunctools.partial(operator.attrgetter('c'), x)()\n"
+            "functools.partial(operator.methodcaller('m'), x)()\ntorch.from_dlpack(x)\n")
+    result = lint_source(HEAD + body, "m.py", Config())
+    assert result.error is None and [(f.line, f.code) for f in result.findings] == [(8, "JXI002")]
+    # a chain of squares is no constant (a hang before); nor is a 4,000-digit literal, whose
+    # digits the cache could not store (an internal error before)
+    squares = "A = 3\n" + "".join(f"{b} = " + " * ".join([a] * 8) + "\n" for a, b in zip("ABCDEFGHI", "BCDEFGHIJ"))
+    huge = "H = 0x" + "f" * 4000 + "\nm2 = jax.make_mesh((H,), ('d',))\n"
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "a.py").write_text(HEAD + squares + huge + "torch.from_dlpack(x)\n")
+    for _ in range(2):      # the cache written, then read
+        out = run_cli(".", cwd=tmp_path)
+        assert out.returncode == 1 and out.stdout.startswith("a.py:17:1: JXI002"), out.stdout + out.stderr
+        assert "internal error" not in out.stdout + out.stderr
+    assert text_constants(squares)["B"] == 3 ** 8 and "D" not in text_constants(squares)
+
+
+def test_mutations_read_from_chains_of_subscripts_and_attributes():
+    from jaxinterop_lint.pipeline.statements import _MUTATED
+
+    found = {t: _MUTATED.findall(t) for t in ("a[b[0]] = v", "A.REG['x'] = C", "a.b.c[k] += 2", "a[0][1].update(x)",
+                                                "x.y(z).w[k] = v", "a[k] == v", "f(a=1)")}
+    assert found == {"a[b[0]] = v": ["a"], "A.REG['x'] = C": ["A"], "a.b.c[k] += 2": ["a"], "a[0][1].update(x)": ["a"],
+                     "x.y(z).w[k] = v": [], "a[k] == v": [], "f(a=1)": []}
+    # a long chain splits one way (exponential before: 26 subscripts took 15 s)
+    assert _MUTATED.findall("x" + "[0]" * 60 + "\n") == [] and _MUTATED.findall("x" + "[0]" * 60 + " = 1") == ["x"]

@@ -36,7 +36,27 @@ _OPERATORS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__,
 _PRODUCTS = frozenset({"math.prod", "numpy.prod", "np.prod"})
 
 
+# the largest integer a constant may be (folded or written): a mesh has far fewer devices,
+# and a larger one costs time to compute (a chain of squares) and cannot be stored as JSON
+# past 4,300 digits
+MAX_INT = 2 ** 62
+
+
+def _bounded(value):
+    """``value``, or None for an integer over :data:`MAX_INT` (or a tuple holding one)."""
+    if type(value) is int:
+        return value if -MAX_INT <= value <= MAX_INT else None
+    if type(value) is tuple:
+        return value if all(-MAX_INT <= v <= MAX_INT for v in value) else None
+    return value
+
+
 def _const(node, known=None, imported=None):
+    """:func:`_fold`, within :data:`MAX_INT`."""
+    return _bounded(_fold(node, known, imported))
+
+
+def _fold(node, known=None, imported=None):
     """An int, or a tuple of ints, that ``node`` (an ``ast`` expression) is written as, or a
     string or bool (the constants a parameter is compared with: :mod:`.pinned`); None.
     With ``known`` (the module's constants found so far), also what it computes from them
@@ -306,7 +326,10 @@ def constant_scalar(walker, node, local: bool = False):
 
 def _simple(node):
     if isinstance(node, cst.Integer):
-        return int(node.value, 0)
+        try:
+            return _bounded(int(node.value, 0))
+        except ValueError:      # (over the digits CPython converts)
+            return None
     value = node.evaluated_value
     return value if isinstance(value, str) else None
 

@@ -49,14 +49,27 @@ def literal_int(node, const=None) -> Optional[int]:
     """The value of an integer literal (``3``, ``-1``), or of a constant ``const(node)`` says
     it stands for (:mod:`.constants`: a module constant, or what constants compute), or None."""
     if isinstance(node, cst.Integer):
-        return int(node.value, 0)
+        return _small(node)
     if const is not None and isinstance(node, _COMPUTED):
         value = const(node)
         return value if type(value) is int else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
             and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value, 0)
+        n = _small(node.expression)
+        return -n if n is not None else None
     return None
+
+
+def _small(node: cst.Integer) -> Optional[int]:
+    """An integer literal's value, or None over :data:`~.constants.MAX_INT` (no mesh is that
+    large; its digits could not be stored)."""
+    from .constants import MAX_INT
+
+    try:
+        n = int(node.value, 0)
+    except ValueError:      # (over the digits CPython converts)
+        return None
+    return n if n <= MAX_INT else None
 
 
 def literal_shape(node, const=None) -> Optional[tuple]:

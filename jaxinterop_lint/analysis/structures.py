@@ -198,10 +198,12 @@ class StructureMixin:
                 return Value(kind=V.FUNC, func=V.FuncInfo(partial_of=qn + GETTER_APPLIED, bound=tuple(pos),
                                                           kwargs=tuple(kw.items())))
             return None
-        if what == "get" and arg == "method":
-            return self.called_by_name(node, pos, kw) if len(pos) >= 2 else None
         if what == "get":
-            return self.got(arg, pos) if len(pos) >= 2 else None
+            # (a partial of the getter binds bare values: ``partial(attrgetter("c"), obj)``)
+            pos = [p if isinstance(p, tuple) else (p, None) for p in pos]
+            if len(pos) < 2 or _getter_key(pos[0][1], arg) is None:
+                return None
+            return self.called_by_name(node, pos, kw) if arg == "method" else self.got(arg, pos)
         owner, _, attr = qn.rpartition(".")
         return self.class_call(node, self.library_class(owner), attr, pos, kw)
 
@@ -213,6 +215,8 @@ class StructureMixin:
         out = []
         for _, n in pos[:-1]:
             key = _getter_key(n, how)
+            if key is None:
+                return V.UNKNOWN_VALUE
             value = obj
             if how == "item":
                 value = P.read(value, key)

@@ -374,10 +374,16 @@ def module_writes(units: list, is_def=None) -> list:
 
 
 # ``n[k] = v``, ``n.attr = v``, ``n.attr[k] = v`` (a class's registry), ``n += v``,
-# ``n.append(v)``...: a statement that changes what ``n`` holds
-_MUTATED = re.compile(r"\b([A-Za-z_]\w*)[ \t]*(?:(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)+[ \t]*"
-                      r"(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%&|^]|//|\*\*|<<|>>)=|"
-                      r"(?:\[[^\n=]*\]|\.[ \t]*[A-Za-z_]\w*)*[ \t]*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()")
+# ``n.append(v)``...: a statement that changes what ``n`` holds.  A subscript is one bracket
+# pair holding no bracket or one level of brackets (``n[k[0]]``), so a chain of them
+# (``x[0][0][0]``) splits one way only: a bracket that may hold brackets made the search
+# exponential in the chain's length (26 subscripts: 15 s).  The name starts no attribute
+# (``a.b.c = v`` changes ``a``; a search from each attribute of a long chain was quadratic).
+_SUBSCRIPT = r"\[(?:[^\n=\[\]]|\[[^\n=\[\]]*\])*\]"
+_PART = r"(?:%s|\.[ \t]*[A-Za-z_]\w*)" % _SUBSCRIPT
+_MUTATED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*(?:(?:%s[ \t]*)+"
+                      r"(?:[-+*/@%%&|^]|//|\*\*|<<|>>)?=(?!=)|(?:[-+*/@%%&|^]|//|\*\*|<<|>>)=|"
+                      r"(?:%s[ \t]*)*\.[ \t]*(?:append|extend|insert|update|setdefault|add)[ \t]*\()" % (_PART, _PART))
 # a statement that calls a method of a name (``holder.set(v)``), on ``"\n" + text``
 _CALLED_ON = re.compile(r"\n[ \t]*([A-Za-z_]\w*)[ \t]*\.[ \t]*[A-Za-z_]\w*[ \t]*\(")
 # a class statement's head: its name and what is between its parentheses (bases, keywords)
