@@ -193,13 +193,19 @@ def _instance(name: str, call, records: dict, found: dict, imported=None) -> Non
 
 
 def text_constants(text: str) -> dict:
+    """:func:`module_constants`' constants alone."""
+    return module_constants(text)[0]
+
+
+def module_constants(text: str) -> tuple:
     """``{name: int or tuple, (name, key): ...}`` of the constants of a module's ``text``
     (see the module docstring; ``(name, key)`` for a dict's entry or a class's attribute);
-    {} where ``ast`` cannot parse it."""
+    {} where ``ast`` cannot parse it; with the module's imports (local name -> qualified
+    name), read in the same pass, for the calls a constant folds (``math.prod``)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+        return {}, {}
     found: dict = {}
     bound: dict = {}
     records: dict = {}      # record class -> its fields (_record_fields)
@@ -247,7 +253,7 @@ def text_constants(text: str) -> dict:
         if bound.get(name) != 1 or _changed(name, text):
             continue
         out[k] = v
-    return out
+    return out, imported
 
 
 def _changed(name: str, source: str) -> bool:
@@ -258,21 +264,12 @@ def _changed(name: str, source: str) -> bool:
                      % (e, e), source) is not None
 
 
-def _key(node) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
 def _constants_of(walker, name: str) -> tuple:
     """``(constants, key prefix)`` where ``name`` (a name the walked module uses) is found:
     the module's own constants, or those of the project module it imports ``name`` from
     (``from pk.cfg import N``: ``pk/cfg.py``'s, read from its text)."""
     ma = walker.ma
-    consts = ma.int_constants
-    if consts is None:
-        consts = ma.int_constants = text_constants(ma.source or "")
+    consts = _own_constants(ma)
     held = ma.globals.get(name)
     if held is None or not held.via_import or held.qname is None or ma.project is None:
         return consts, name
@@ -309,7 +306,7 @@ def constant_scalar(walker, node, local: bool = False):
     mesh's size; reading the function's assignments costs a parse of its text, so only
     the rare questions of mesh and device-list sizes ask it)."""
     if isinstance(node, (cst.Integer, cst.SimpleString)):
-        return _simple(node)
+        return literal_constant(node)
     known = _Known(walker, local)
     if isinstance(node, cst.Name):
         return known.get(node.value)
@@ -324,36 +321,33 @@ def constant_scalar(walker, node, local: bool = False):
     return _const(tree, known, _module_imports(walker.ma) if calls else {})
 
 
-def _simple(node):
-    if isinstance(node, cst.Integer):
-        try:
-            return _bounded(int(node.value, 0))
-        except ValueError:      # (over the digits CPython converts)
-            return None
-    value = node.evaluated_value
-    return value if isinstance(value, str) else None
+def literal_constant(node):
+    """The int or string an ``Integer`` or ``SimpleString`` literal is written as, or None:
+    an int over :data:`MAX_INT` is none (and so is one over the digits CPython converts)."""
+    try:
+        value = node.evaluated_value
+    except Exception:  # noqa: BLE001 - libcst evaluates with int(): too many digits
+        return None
+    return _bounded(value) if type(value) in (int, str) else None
 
 
 # the libcst expressions :func:`constant_scalar` reads as ``ast`` and folds
 _FOLDED = (cst.Name, cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Call)
 
 
+def _own_constants(ma) -> dict:
+    """The constants of the module analysis ``ma`` (:func:`module_constants`, read once
+    from its text, with its imports: :func:`_module_imports`)."""
+    if ma.int_constants is None:
+        ma.int_constants, ma.const_imports = module_constants(ma.source or "")
+    return ma.int_constants
+
+
 def _module_imports(ma) -> dict:
     """Local name -> qualified name of the module's plain imports (``np`` -> ``numpy``),
-    for :func:`_const`'s calls; read once from the text."""
-    imported = getattr(ma, "const_imports", None)
-    if imported is None:
-        imported = {}
-        try:
-            for stmt in ast.parse(ma.source or "").body:
-                if isinstance(stmt, ast.Import):
-                    imported.update((a.asname, a.name) for a in stmt.names if a.asname)
-                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
-                    imported.update((a.asname or a.name, f"{stmt.module}.{a.name}") for a in stmt.names)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass
-        ma.const_imports = imported
-    return imported
+    for :func:`_const`'s calls (read with its constants)."""
+    _own_constants(ma)
+    return ma.const_imports
 
 
 class _Known:

@@ -54,6 +54,7 @@ class ModuleAnalysis:
         self.globals_changed = 0    # writes of functions into the globals (module_state.publish)
         self.specialized: dict = {}     # (nested def, call) -> its specialised record (closures.py)
         self.int_constants = None       # the module's constants, read on first use (constants.py)
+        self.const_imports = None       # and its imports, read with them
         self._positions = None
         self.masker = None
         self.partial = None     # made for some top-level names only (pipeline/partial.py)

@@ -157,18 +157,17 @@ def publish(ma, name: str, value) -> None:
     head, _, attr = name.partition(".")
     if attr:
         holder = ma.globals.get(head)
-        if holder is not None and holder.kind == V.CLASS and holder.cls is not None and "." not in attr:
-            target = P.static_owner(holder.cls, attr)
-            old = target.attrs.get(attr)
-            new = V.join(old, value)
-            if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
-                target.attrs[attr] = new
-                ma.globals_changed += 1
-        return
-    old = ma.globals.get(name)
-    new = _written(old, value)
+        if holder is None or holder.kind != V.CLASS or holder.cls is None or "." in attr:
+            return
+        store, key = P.static_owner(holder.cls, attr).attrs, attr
+        old = store.get(key)
+        new = V.join(old, value)        # (a registry holds every class stored in it)
+    else:
+        store, key = ma.globals, name
+        old = store.get(key)
+        new = _written(old, value)
     if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
-        ma.globals[name] = new
+        store[key] = new
         ma.globals_changed += 1
 
 

@@ -62,14 +62,10 @@ def literal_int(node, const=None) -> Optional[int]:
 
 def _small(node: cst.Integer) -> Optional[int]:
     """An integer literal's value, or None over :data:`~.constants.MAX_INT` (no mesh is that
-    large; its digits could not be stored)."""
-    from .constants import MAX_INT
+    large; its digits could not be stored): :func:`~.constants.literal_constant`."""
+    from .constants import literal_constant
 
-    try:
-        n = int(node.value, 0)
-    except ValueError:      # (over the digits CPython converts)
-        return None
-    return n if n <= MAX_INT else None
+    return literal_constant(node)
 
 
 def literal_shape(node, const=None) -> Optional[tuple]:
