@@ -27,14 +27,15 @@ def _worth(v) -> bool:
 def specialize(ret, bind: dict, rec, node, here):
     """``ret`` (a function value ``rec`` returns) with its nested function analysed for these
     arguments (``bind``: index -> (value, expression)), or ``ret`` itself when it closes over
-    none of ``rec``'s parameters or none of them is known better at this call, or when the
-    nested function is not of the module analysis ``here`` making the call (a module's
-    result never depends on the order other modules are analysed in)."""
+    none of ``rec``'s parameters or none of them is known better at this call.  A nested
+    function of another module than ``here`` (the module analysis making the call) gives
+    this call its result only: its events stay unreported (a module's findings never depend
+    on the order other modules are analysed in)."""
     fi = ret.func
     local = fi.local if fi is not None else None
     closure = getattr(local, "closure", None)
     owner = getattr(local, "owner", None)
-    if local is None or owner is not here or not isinstance(closure, ChainMap) or not closure.maps:
+    if local is None or owner is None or not isinstance(closure, ChainMap) or not closure.maps:
         return ret
     frame = closure.maps[0]
     given = {}
@@ -45,7 +46,11 @@ def specialize(ret, bind: dict, rec, node, here):
             given[name] = arg[0]
     if not given:
         return ret
-    memo = owner.specialized
+    # A nested function of another module (an imported decorator's ``wrapper``) is
+    # specialised for this module only: kept in its memo, analysed when this module uses
+    # it, never added to the other module's functions (whose findings and summary must not
+    # depend on which of its importers was analysed first).
+    memo = here.specialized
     key = (id(local.node), id(node))
     special = memo.get(key)
     if special is None:
@@ -55,5 +60,6 @@ def specialize(ret, bind: dict, rec, node, here):
                           recursive=False, self_writes=None)
         special.specialized = True
         memo[key] = special
-        owner.functions.append(special)     # analysed with the module's functions: its events are reported
+        if owner is here:
+            owner.functions.append(special)     # analysed with the module's functions: its events are reported
     return V.evolve(ret, func=replace(fi, local=special))

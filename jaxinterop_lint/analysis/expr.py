@@ -155,6 +155,15 @@ class ExprMixin:
                     return V.UNKNOWN_VALUE
                 return self.instantiate(summary.ret, {0: receiver}, rec, node)
             return V.evolve(method, func=replace(method.func, bound=(receiver,)))
+        static = P.class_static(cls, attr)
+        if static is not None and static.kind == V.INSTANCE and static.cls is not None \
+                and "__get__" in static.cls.methods:
+            # a descriptor (``down = ShardedParam(...)`` in the class body): reading it on an
+            # instance is ``type(d).__get__(d, obj, type(obj))`` (Python's data model)
+            obj = node.value if isinstance(node, cst.Attribute) else None
+            got = self.call_dunder(static, "__get__", node, [(recv, obj), (Value(kind=V.CLASS, cls=cls), None)])
+            if got is not None:
+                return got
         return P.instance_attribute(recv, attr, self.ma.class_attribute(cls, attr))
 
     def e_subscript(self, node: cst.Subscript) -> Value:

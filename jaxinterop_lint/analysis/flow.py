@@ -259,6 +259,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec, qname=declared_name(self.ma, rec)))
         for dec in reversed(node.decorators):
             d = self.eval(dec.decorator)
+            if d.kind == V.QNAME and value.kind == V.FUNC and value.func.source is not None:
+                d = self.project_decorator(d)
             if d.kind == V.QNAME and d.qname == "builtins.staticmethod":
                 rec.cls = None
                 continue
@@ -273,7 +275,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
                 out = self.library_call(dec, d.qname, [(value, None)], {})
             elif d.kind == V.FUNC and d.func.partial_of is not None:
                 out = self.func_call(dec, d.func, [(value, None)], {})
-            elif d.kind == V.FUNC and d.func.local is not None and d.func.local.owner is self.ma:
+            elif d.kind == V.FUNC and d.func.local is not None and d.func.local.owner is not None:
                 # a decorator of the project: what it returns for this function (its wrapper,
                 # analysed with ``fn`` being this function: closures.py), or the function
                 out = self.func_call(dec, d.func, [(value, None)], {})
@@ -287,6 +289,17 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         if self.cls is not None:
             self.cls.methods[node.name.value] = value
         self.env[node.name.value] = value
+
+    def project_decorator(self, d: Value) -> Value:
+        """The project function a decorator ``d`` (a name of another module that the plan's
+        gate left unopened) is, opened now that it decorates a function making multi-device
+        values (``@gathered`` over a ``jax.jit`` with ``out_shardings``: a wrapper that
+        gathers its results changes what the decorated name returns); ``d`` otherwise."""
+        project = self.ma.project
+        if project is None or d.qname.split(".")[0] not in project.top_names:
+            return d
+        opened = project.resolve(d.qname, self.ma, demand=True)
+        return opened if opened is not None and opened.kind == V.FUNC else d
 
     def qualify(self, name: str) -> str:
         if self.cls is not None:

@@ -10,6 +10,8 @@ does not order calls across functions), so a write only adds to what the name ma
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from . import parts as P
@@ -111,6 +113,37 @@ def local_names(node) -> tuple:
     v = FunctionLocals()
     node.visit(v)
     return frozenset(v.bound - v.declared), frozenset(v.declared)
+
+
+# a ``global`` statement inside a def (the text's test before any function is visited)
+_GLOBAL_STATEMENT = re.compile(r"^[ \t]+global[ \t]+[A-Za-z_]", re.M)
+
+
+def global_writers(ma) -> dict:
+    """``{name: [records]}``: the functions of module analysis ``ma`` that declare ``global
+    name`` (bound so far: the module's defs and its classes' methods), read once per
+    module; ``{}`` at once for a text without a ``global`` statement."""
+    found = getattr(ma, "_global_writers", None)
+    if found is None:
+        found = {}
+        if "global" in ma.source and _GLOBAL_STATEMENT.search(ma.source):
+            for rec in ma.functions:
+                if isinstance(rec.node, cst.FunctionDef):
+                    for name in local_names(rec.node)[1]:
+                        found.setdefault(name, []).append(rec)
+        ma._global_writers = found
+    return found
+
+
+def settle(ma, name: str) -> None:
+    """Before another module reads the global ``name`` of module analysis ``ma``
+    (``state.PARAMS`` after ``state.init()`` rebound it): analyse the functions of ``ma``
+    that write it through ``global``, so what they leave there whatever their arguments
+    (:meth:`ModuleStateMixin.publish_writes`) is part of the value read, whether or not the
+    reader's module calls them, and in whatever order the modules are analysed."""
+    for rec in global_writers(ma).get(name, ()):
+        if rec.state == "new":
+            ma.summary(rec)
 
 
 # what a global may hold whatever the caller passed: arrays, placements, the project's callables

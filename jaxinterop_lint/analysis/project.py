@@ -314,6 +314,10 @@ class Project:
         ma = self.analysis_of(mod, parts[i], demand)
         if ma is None:
             return None
+        if not is_frozen(ma):
+            from .module_state import settle
+
+            settle(ma, parts[i])      # (a function that rebinds it with ``global`` is part of its value)
         value = ma.globals.get(parts[i])
         rest = parts[i + 1:]
         if value is None:

@@ -1,0 +1,94 @@
+"""Values that cross modules in ways a module's own text does not show (hunt43):
+
+- a global that its module's functions rebind with ``global`` (``def init(): global PARAMS;
+  PARAMS = [sharded ...]``), read as a module attribute by a module that never calls them
+  (``torch.from_dlpack(state.PARAMS[i])``, proj5; fixtures/runtime/xstate);
+- a decorator imported from another module (``@gathered`` over a ``jax.jit`` with
+  ``out_shardings``, proj2; fixtures/runtime/xdecorators): what its wrapper returns for the
+  decorated function is what the decorated name returns, a gathered result included.
+
+Each holds whichever module is linted, with the cache on or off; the fixtures run for real
+on 8 CPU devices: each flagged case fails through a flagged line, the others run."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EIGHT_DEVICES
+from jaxinterop_lint import Config, lint_paths
+from markers import expected
+
+RUNTIME = Path(__file__).resolve().parent.parent / "fixtures" / "runtime"
+FIXTURES = {"xstate": ("xs_main.py", ["xs_bridge.py"], 1), "xdecorators": ("xd_main.py", ["xd_main.py"], 2)}
+
+
+def _want(root: Path) -> set:
+    return {(p.name, line, code) for p in root.glob("*.py") for line, code in expected(p.read_text())}
+
+
+def _got(result) -> set:
+    return {(os.path.basename(f.path), f.line, f.code) for f in result.findings}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_the_markers_hold_linting_the_project(name):
+    root = RUNTIME / name
+    result = lint_paths([str(root)], Config(), use_cache=False)
+    assert _got(result) == _want(root) and len(_want(root)) == FIXTURES[name][2]
+
+
+@pytest.mark.parametrize("cache", [False, True])
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_the_reader_alone_sees_what_the_other_module_gives(tmp_path, name, cache):
+    root = tmp_path / name
+    shutil.copytree(RUNTIME / name, root)
+    reader = [str(root / f) for f in FIXTURES[name][1]]
+    assert _got(lint_paths(reader, Config(), project_root=str(root), use_cache=cache)) == _want(root)
+    if cache:   # the other modules' summaries now come from the cache: the same findings
+        assert _got(lint_paths([str(root)], Config(), project_root=str(root), use_cache=True)) == _want(root)
+        assert _got(lint_paths(reader, Config(), project_root=str(root), use_cache=True)) == _want(root)
+
+
+def test_a_global_no_function_rebinds_stays_what_the_module_binds(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "state.py").write_text(
+        "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\nPARAMS = None\n\n\n"
+        "def make(mesh):\n    params = jax.device_put(0.0, NamedSharding(mesh, P()))\n    return params\n")
+    (tmp_path / "bridge.py").write_text("import torch\n\nimport state\n\n\ndef get():\n"
+                                        "    return torch.from_dlpack(state.PARAMS)\n")
+    result = lint_paths([str(tmp_path / "bridge.py")], Config(), project_root=str(tmp_path), use_cache=False)
+    assert result.findings == []
+
+
+def test_an_imported_decorator_leaves_its_module_without_findings(tmp_path):
+    """The wrapper specialised for an importer's function is that importer's: the
+    decorator's module, linted with it, reports nothing of it."""
+    root = tmp_path / "xdecorators"
+    shutil.copytree(RUNTIME / "xdecorators", root)
+    result = lint_paths([str(root)], Config(), project_root=str(root), use_cache=False)
+    assert {f for f, _, _ in _got(result)} == {"xd_main.py"}
+
+
+@pytest.mark.slow   # real jax and torch on 8 CPU devices
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_the_flagged_cases_fail_and_the_others_run_on_eight_devices(name):
+    root = RUNTIME / name
+    env = dict(os.environ, **EIGHT_DEVICES)
+    r = subprocess.run([sys.executable, str(Path(__file__).parent / "runtime_probe.py"), str(root / FIXTURES[name][0]),
+                        str(root)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    outcome = json.loads(r.stdout.strip().splitlines()[-1])
+    flagged = {(f, line) for f, line, _ in _want(root)}
+    assert len(outcome) == 3
+    for case, res in outcome.items():
+        if case.endswith("_fails"):
+            assert not res["ok"] and "BufferError" in res["classes"], (case, res)
+            assert any(tuple(frame) in flagged for frame in res["frames"]), (case, res)   # through a flagged line
+        else:
+            assert res["ok"], (case, res)
