@@ -103,6 +103,8 @@ class BindingMixin:
                 aliases.pop(name, None)
             if name in self.declared_globals:
                 self.note_global(name, False)
+            elif name in self.declared_nonlocals:
+                self.cell_writes[name] = V.join(self.cell_writes.get(name), v)
         elif isinstance(target, (cst.Tuple, cst.List)):
             els = target.elements
             star = next((i for i, e in enumerate(els) if isinstance(e, cst.StarredElement)), None)

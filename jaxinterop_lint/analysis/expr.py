@@ -51,6 +51,8 @@ class ExprMixin:
             value = env[name]
         elif self.closure is not None and name in self.closure:
             value = self.closure[name]
+            if self.rec is not None and self.rec.parent is not None:
+                value = self.with_cells(name, value)
         else:
             value = None
         if value is not None:

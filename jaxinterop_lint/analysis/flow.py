@@ -85,6 +85,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self.splats = {}          # id(call) -> its ``**`` argument of unknown keys (CallMixin.splat)
         self.declared_globals = set()   # ``global X`` names of this function (module_state.py)
         self.global_writes = {}   # module name -> the value this function leaves in it
+        self.declared_nonlocals = set()   # ``nonlocal X`` names of this function (module_state.py)
+        self.cell_writes = {}     # enclosing function's name -> the value this function leaves in it
         self._local_names = None
         self.param_calls = []     # methods called on a parameter (param_calls.py)
         self.handed_to = None     # the function a consumer is handed to, while its call runs (param_calls.py)
@@ -254,6 +256,8 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
 
     def s_def(self, node: cst.FunctionDef) -> None:
         rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
+        if rec.parent is None and self.rec is not None and rec is not self.rec:
+            rec.parent = self.rec       # (the cells its ``nonlocal`` names write: module_state.py)
         self.bind_defaults(rec)
         versions.at_def(self, node, rec)
         value = Value(kind=V.FUNC, func=V.FuncInfo(local=rec, qname=declared_name(self.ma, rec)))
@@ -336,4 +340,5 @@ _SMALL = {
     cst.Import: Walker.s_import,
     cst.ImportFrom: Walker.s_import,
     cst.Global: Walker.s_global,
+    cst.Nonlocal: Walker.s_nonlocal,
 }

@@ -55,6 +55,7 @@ def analyse_function(ma, rec) -> Summary:
         fields = tuple((k[1:], p) for k, p in own.parts or ()
                        if k.startswith(".") and (stored is None or k[1:] in stored))
     walker.publish_writes()
+    walker.publish_cells()
     return _summary(walker, rec, ret, yields, fields)
 
 
@@ -63,7 +64,7 @@ def _summary(walker, rec, ret, yields, fields) -> Summary:
     same reason as :func:`_fills_of`.)"""
     return Summary(ret=ret, exports=_exports(list(rec.events.values()) + walker.context_events),
                    donates=walker.donated_params,
-                   yields=yields, fields=fields, globals_=walker.globals_summary(),
+                   yields=yields, fields=fields, globals_=walker.globals_summary(), cells=walker.cells_summary(),
                    calls=tuple(walker.param_calls), fills=_fills_of(walker), called=tuple(walker.called_with))
 
 

@@ -255,6 +255,8 @@ class InvokeMixin:
             self.store_fields(node, rec, bind, summary.fields)
         if summary.globals_:
             self.apply_globals(node, rec, bind, summary.globals_)
+        if summary.cells:
+            self.apply_cells(node, rec, bind, summary.cells)
         if summary.fills and store:
             self.fill_arguments(node, rec, bind, summary.fills)
         if summary.calls:

@@ -1,5 +1,7 @@
 """Module-level state that functions write: ``global STATE; STATE = v``, and a module's
-container filled inside a function (``BUF.append(v)``, ``CACHE[k] = v``).
+container filled inside a function (``BUF.append(v)``, ``CACHE[k] = v``); and the cells of
+a function that its nested functions rebind with ``nonlocal`` (``def update(loss): nonlocal
+total; total = total + loss`` beside ``def result(): return total``).
 
 A function's walk notes each such write (:meth:`ModuleStateMixin.note_global`); its summary
 keeps them in terms of its parameters (``Summary.globals_``), and a call of it joins them,
@@ -7,6 +9,10 @@ with the call's arguments, into the module's globals, where the functions analys
 read them (:meth:`ModuleStateMixin.apply_globals`): ``collect(sharded); flush()`` exports
 what ``collect`` put in ``BUF``.  A global holds whatever any call put there (the analysis
 does not order calls across functions), so a write only adds to what the name may hold.
+A cell is kept the same way on the record of the function that binds it
+(``FunctionRecord.cells``): what a nested function writes there whatever its arguments when
+its walk ends, what a call of it writes with the call's arguments, and every nested function
+reading the name from its closure reads that too.
 """
 from __future__ import annotations
 
@@ -280,3 +286,71 @@ class ModuleStateMixin:
             fixed = concrete(v)
             if fixed is not None:
                 publish(self.ma, name, fixed)
+
+    # -- cells: an enclosing function's names rebound with ``nonlocal`` ------------------------
+    def s_nonlocal(self, node) -> None:
+        """``nonlocal X`` in a nested function: a later ``X = v`` there writes the cell ``X`` of
+        the function that defines it."""
+        if self.rec is not None and self.rec.parent is not None:
+            self.declared_nonlocals |= {n.name.value for n in node.names}
+
+    def with_cells(self, name: str, value):
+        """``value`` (read from the closure) joined with what nested functions rebinding
+        ``name`` with ``nonlocal`` left in the cell of the innermost enclosing function that
+        has one."""
+        p = self.rec.parent
+        while p is not None:
+            held = p.cells.get(name)
+            if held is not None:
+                return V.join(value, held)
+            p = p.parent
+        return value
+
+    def cells_summary(self) -> tuple:
+        """``((name, value), ...)``: the cells this function writes, for its summary."""
+        return tuple(sorted(self.cell_writes.items(), key=lambda item: item[0]))
+
+    def publish_cells(self) -> None:
+        """At the end of a function's walk: what it writes into its enclosing functions' cells
+        whatever its arguments (:func:`concrete`)."""
+        for name, v in self.cell_writes.items():
+            _publish_cell(self.ma, self.rec, name, concrete(v))
+
+    def apply_cells(self, node, rec, bind: dict, writes: tuple) -> None:
+        """A call of the nested function ``rec`` with ``bind``: the values it writes into its
+        enclosing function's cells, seen with these arguments, join what they hold; the
+        enclosing function's own walk (``update(x)`` then ``return total``) sees them at once."""
+        for name, v in writes:
+            fixed = concrete(self.instantiate(v, bind, rec, node))
+            _publish_cell(self.ma, rec, name, fixed)
+            holder = _cell_holder(rec, name)
+            if fixed is not None and holder is not None and self.rec is not None \
+                    and getattr(self.rec, "node", None) is holder.node and self.env is not None and name in self.env:
+                self.env[name] = V.join(self.env[name], fixed)
+
+
+def _cell_holder(rec, name: str):
+    """The record of the innermost function enclosing ``rec`` that binds ``name`` (whose cell
+    ``nonlocal name`` rebinds, Python's rule), else ``rec``'s parent."""
+    p = rec.parent
+    while p is not None:
+        bound = getattr(p, "_bound", None)
+        if bound is None:
+            bound = p._bound = local_names(p.node)[0] if isinstance(p.node, cst.FunctionDef) else frozenset()
+        if name in bound:
+            return p
+        p = p.parent
+    return rec.parent
+
+
+def _publish_cell(ma, rec, name: str, value) -> None:
+    """Let the cell ``name`` that ``rec`` writes with ``nonlocal`` hold ``value`` too,
+    counting a change (``ma.globals_changed``: the functions analysed before read it again)."""
+    holder = _cell_holder(rec, name) if value is not None else None
+    if holder is None:
+        return
+    old = holder.cells.get(name)
+    new = V.join(old, value)
+    if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
+        holder.cells[name] = new
+        ma.globals_changed += 1

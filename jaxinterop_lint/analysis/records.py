@@ -21,7 +21,8 @@ class Summary:
     yields when it is a generator (None otherwise: iterating a call's result gives it);
     ``fields`` for an ``__init__``, the values it leaves in ``self.<name>`` as
     ``((name, value), ...)`` in terms of its parameters; ``globals_`` the same for the
-    names of its module it writes (:mod:`.module_state`); ``calls`` the methods it calls on
+    names of its module it writes (:mod:`.module_state`), and ``cells`` for the names of its
+    enclosing function it rebinds with ``nonlocal``; ``calls`` the methods it calls on
     a parameter (:mod:`.param_calls`).
     ``fills`` what it stores into a parameter's container or object (``d["x"] = v``,
     ``lst.append(v)``, ``obj.attr = v``): ``((parameter, its value where the function
@@ -38,6 +39,7 @@ class Summary:
     yields: Optional[Value] = None
     fields: tuple = ()
     globals_: tuple = ()
+    cells: tuple = ()
     calls: tuple = ()
     fills: tuple = ()
     called: tuple = ()
@@ -47,6 +49,7 @@ class Summary:
         return (fixpoint_key(self.ret), tuple(sorted((e.param, e.path, id(e.event.node), e.placed) for e in self.exports)),
                 self.donates, fixpoint_key(self.yields), tuple((n, fixpoint_key(v)) for n, v in self.fields),
                 tuple((n, fixpoint_key(v)) for n, v in self.globals_),
+                tuple((n, fixpoint_key(v)) for n, v in self.cells),
                 tuple((p, path, attr, id(node)) for p, path, attr, _, _, node in self.calls),
                 tuple((p, fixpoint_key(v)) for p, v in self.fills),
                 tuple(tuple(fixpoint_key(v) for v in vs) for vs in self.called))
@@ -108,6 +111,8 @@ class FunctionRecord:
     rebound: bool = False       # an inherited method copied for a subclass (classes.ClassMixin.rebound)
     pinned: Optional[dict] = None   # parameter name -> the constant it is analysed with (pinned.py)
     tested: Optional[frozenset] = None  # parameters its tests compare with constants (pinned.tested_params)
+    parent: Any = None          # the record of the function whose body defines it (None: a module's def)
+    cells: dict = field(default_factory=dict)  # its names that nested functions rebind with ``nonlocal`` -> what they leave
 
 
 def default_node(rec, index: int):
