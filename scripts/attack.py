@@ -388,13 +388,14 @@ def _outcome(r) -> str:
 
 def _sign(path: Path, payload: bytes, keys: Path) -> bytes:
     """``payload`` as the store file ``path`` signed with the key in ``keys`` (the store's
-    own format: a header line with the MAC, then the JSON); a store without MACs (before
-    issue 13) is plain JSON."""
+    own format: a header line with the file's MAC, then the payload, each entry line with
+    its own MAC: :func:`~jaxinterop_lint.pipeline.store.seal`); a store without MACs
+    (before issue 13) is plain JSON."""
     try:
-        from jaxinterop_lint.pipeline import store, storekey
+        from jaxinterop_lint.pipeline import store
 
         key = (keys / "key").read_bytes()
-        return store.MAGIC + storekey.mac_of(key, str(path), payload).encode() + b"\n" + payload
+        return store.seal(key, str(path), payload)
     except (ImportError, AttributeError, OSError):
         return payload
 

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import run_cli
 from jaxinterop_lint.pipeline import storekey as sk
+from jaxinterop_lint.pipeline import store as st
 from jaxinterop_lint.pipeline import storeformat as fmt
 from jaxinterop_lint.pipeline.store import CACHE_DIR, MAGIC, Store
 
@@ -23,7 +24,7 @@ FACTS = {"v": 1, "imports": [["torch", None]], "sink": True}
 
 def signed(path, payload: bytes) -> None:
     path.parent.mkdir(exist_ok=True)
-    path.write_bytes(MAGIC + sk.mac_of(sk.secret_key(), str(path), payload).encode() + b"\n" + payload)
+    path.write_bytes(st.seal(sk.secret_key(), str(path), payload))
 
 
 def test_fields_are_parsed_when_first_read_and_round_trip(key_dir, tmp_path):
@@ -70,7 +71,7 @@ def test_any_path_round_trips(key_dir, tmp_path, path):
 
 
 def line(path, head, *fields) -> bytes:
-    return b"\t".join([fmt.dumps(path), fmt.dumps(head), *fields])
+    return b"\t".join([fmt.UNSIGNED, fmt.dumps(path), fmt.dumps(head), *fields])   # (signed by signed())
 
 
 def test_a_truncated_or_misshapen_line_is_no_entry_and_costs_only_itself(key_dir, tmp_path):

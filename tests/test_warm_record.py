@@ -11,6 +11,7 @@ import pytest
 from jaxinterop_lint import Config
 from jaxinterop_lint.engine import lint_paths
 from jaxinterop_lint.pipeline import run as run_mod
+from jaxinterop_lint.pipeline import store as st
 from jaxinterop_lint.pipeline import storeformat as fmt
 from jaxinterop_lint.pipeline import storekey as sk
 from jaxinterop_lint.pipeline import warm
@@ -153,7 +154,7 @@ def _record_file(root):
 
 def _resign(f, payload: bytes, keys) -> None:
     key = (keys / "key").read_bytes()
-    f.write_bytes(MAGIC + sk.mac_of(key, str(f), payload).encode() + b"\n" + payload)
+    f.write_bytes(st.seal(key, str(f), payload))
 
 
 def test_a_record_forged_or_misshapen_is_not_believed(key_dir, tmp_path, monkeypatch, answers):

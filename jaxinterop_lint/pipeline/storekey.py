@@ -6,7 +6,7 @@ The key is :data:`KEY_BYTES` random bytes in ``<user cache folder>/key`` (``plat
 file linked into place, and used only when it is a regular file of this user that nobody else
 can read.  Stdlib and platformdirs only: it imports nothing of the package.
 
-The MAC is keyed BLAKE2b (:func:`mac_of`), not HMAC-SHA256: ``hashlib``'s module imports
+The MAC is keyed BLAKE2b (:func:`mac_of`; each entry line has its own, :func:`line_mac`), not HMAC-SHA256: ``hashlib``'s module imports
 OpenSSL (``_hashlib``, about 3 ms of every flake8 process, issue 16), CPython's own
 ``_blake2`` does not.  BLAKE2's keyed mode is a MAC by design (RFC 7693 section 2.9; the
 Python documentation of ``hashlib.blake2b``: "keyed hashing ... a faster and simpler
@@ -129,3 +129,17 @@ def mac_of(key: bytes, file: str, payload: bytes) -> str:
     h.update(b"jaxinterop-lint store\0" + os.fsencode(file) + b"\0")
     h.update(payload)
     return h.hexdigest()
+
+
+LINE_MAC_HEX = 32   # a line's MAC: a 16-byte tag as hex digits
+
+
+def line_mac(key: bytes, file: str, line: bytes) -> bytes:
+    """The MAC of one entry line of the store file ``file`` (its path and entry, without
+    the MAC itself) under ``key``: keyed BLAKE2b, a 16-byte tag as :data:`LINE_MAC_HEX` hex
+    digits.  A reader of one entry (a flake8 process) checks its line alone, not the whole
+    file's :func:`mac_of`; the file's path in it binds the line to its store file."""
+    h = blake2b(key=key, digest_size=16, person=b"jxi-line")
+    h.update(b"jaxinterop-lint line\0" + os.fsencode(file) + b"\0")
+    h.update(line)
+    return h.hexdigest().encode()
