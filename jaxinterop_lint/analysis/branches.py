@@ -120,7 +120,8 @@ class BranchMixin:
         entry = self.env
         outer = self.tries
         if handlers:
-            self.tries = outer + (TryContext(node, handlers),)
+            again = tuple(i for i, h in enumerate(node.handlers) if always_raises(h.body))
+            self.tries = outer + (TryContext(node, handlers, reraising=again),)
         self.env = dict(entry)
         self.suite(node.body)
         self.tries = outer
@@ -193,3 +194,44 @@ class BranchMixin:
             self.suite(case.body)
             out = join_env(out, self.env)
         self.env = out
+
+
+# calls that end the process: a handler making one handles nothing (its program stops)
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort"})
+
+
+def always_raises(body) -> bool:
+    """Whether a block (an ``except`` clause's body) always ends by raising: a ``raise``
+    (bare, another exception, ``from e``), a call of ``sys.exit`` / ``os._exit`` (by its
+    spelling), or an ``if`` / ``else`` whose every arm does, before anything that could
+    leave it otherwise (a ``return``, ``break`` or ``continue``)."""
+    for stmt in getattr(body, "body", ()):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Raise):
+                    return True
+                if isinstance(small, (cst.Return, cst.Break, cst.Continue)):
+                    return False
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and _spelled(small.value.func) in _EXITS:
+                    return True
+        elif isinstance(stmt, cst.If):
+            arm = stmt
+            while isinstance(arm, cst.If):
+                if not always_raises(arm.body):
+                    break
+                arm = arm.orelse
+            else:
+                if isinstance(arm, cst.Else) and always_raises(arm.body):
+                    return True
+    return False
+
+
+def _spelled(node) -> str:
+    """``a.b.c`` for a name or attribute chain, else ``""``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _spelled(node.value)
+        return f"{head}.{node.attr.value}" if head else ""
+    return ""

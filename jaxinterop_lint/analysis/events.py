@@ -21,12 +21,16 @@ class TryContext:
     whose context manager catches (``node`` the with statement, the handler node the context
     manager's call): ``suppress`` (``contextlib.suppress``) or ``expects`` (a test that asserts
     the failure: ``pytest.raises``, ``self.assertRaises`` ...).  ``caller`` when the ``try``
-    is in a function that calls the one holding the export (a calling context)."""
+    is in a function that calls the one holding the export (a calling context).
+    ``reraising``: the indexes of the handlers whose body always raises again (``raise``,
+    ``raise Other(...) from e``, ``sys.exit(...)``): one catches, but the error still leaves
+    the ``try``."""
 
     node: Any
     handlers: tuple
     kind: str = "except"
     caller: bool = False
+    reraising: tuple = ()
 
 
 @dataclass(frozen=True)

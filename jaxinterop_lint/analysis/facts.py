@@ -200,6 +200,15 @@ class FactsMixin:
                 origin = first[0].multi.step(f"{_short(qn)}() keeps a 0-d array on every device", node, self.ma)
                 return V.Value(kind=V.ARRAY, multi=origin)
             return V.SAFE_VALUE
+        loader = apis.MODULE_LOADERS.get(qn)
+        name = self.module_name_of(pos[0][1]) if loader is not None and pos else None
+        if name is not None:
+            # ``importlib.import_module("torch.utils.dlpack")``, ``import_module(FRAMEWORK)``
+            # (a module constant): that module, as ``import`` binds it
+            if loader == "top" and not (len(pos) > 3 or "fromlist" in kw):
+                name = name.split(".")[0]
+            value = V.qname(name)
+            return self.ma.project_value(value) if self.ma.project is not None else value
         if qn == apis.GETATTR and len(pos) >= 2 and isinstance(pos[1][1], cst.SimpleString):
             return self.named_attribute(node, pos[0], pos[1][1].evaluated_value, default=len(pos) > 2)
         if qn == apis.GETATTR and len(pos) >= 2 and pos[0][0].kind in (V.INSTANCE, V.CLASS) and pos[0][0].cls is not None:
@@ -215,6 +224,16 @@ class FactsMixin:
             self.assign(target, pos[2][0], node)
             return V.SAFE_VALUE
         return None
+
+    def module_name_of(self, node) -> Optional[str]:
+        """The absolute module name a string literal or a module constant spells, or None."""
+        if isinstance(node, cst.SimpleString):
+            name = node.evaluated_value
+        elif isinstance(node, cst.Name):
+            name = self.test_constant(node)
+        else:
+            return None
+        return name if isinstance(name, str) and name and not name.startswith(".") else None
 
     def int_constant(self, node):
         """The module-level constant (an int or a tuple of ints) ``node`` stands for, or None

@@ -117,7 +117,8 @@ def names_array(walker, ann, depth: int = 0) -> bool:
 def _exports(events) -> tuple:
     """The export effects of a function's events: each part of a parameter that reaches a
     sink, or that places a value reaching one (``ExportEffect.placed``), outside a
-    single-device guard and outside a ``try`` that catches what it raises."""
+    single-device guard and outside a ``try`` that catches what it raises (with a handler
+    that does not raise again: ``TryContext.reraising``)."""
     out, seen = [], set()
     for ev in events:
         if not isinstance(ev, SinkEvent) or ev.single_device_process:
@@ -126,7 +127,8 @@ def _exports(events) -> tuple:
         if not ev.value.deps and placed is None:
             continue
         raised = ev.sink.raises
-        if ev.tries and raised is not None and any(_catches(names, raised) for t in ev.tries for _, names in t.handlers):
+        if ev.tries and raised is not None and any(_catches(names, raised) for t in ev.tries
+                                                   for i, (_, names) in enumerate(t.handlers) if i not in t.reraising):
             continue
         call = id(ev.context[0].call) if ev.context else 0
         if placed is not None:

@@ -95,12 +95,16 @@ class ModuleAnalysis:
         from .flow import Walker
 
         walker = Walker(self, None, self.globals, None, "<module>")
-        walker.block(body)
-        if walker.env is not None and walker.env is not self.globals:
-            # a module-level if/try/for/with walks on a copy: the globals are what it ends
-            # with (functions look names up in this very dict, after the walk)
-            self.globals.clear()
-            self.globals.update(walker.env)
+        for stmt in body:
+            walker.block((stmt,))
+            if walker.env is not None and walker.env is not self.globals:
+                # a module-level if/try/for/with walks on a copy: the globals are what it
+                # ends with, at once (functions look names up in this very dict, also those
+                # the statements below call: ``try: import torch; conv = torch.from_dlpack``
+                # then ``export(x)`` running ``conv``)
+                self.globals.clear()
+                self.globals.update(walker.env)
+                walker.env = self.globals
 
     def analyse_functions(self) -> "ModuleAnalysis":
         """Analyse every function not analysed yet (on demand by a caller), the first time
@@ -341,9 +345,9 @@ class ModuleAnalysis:
         """The value methods of ``cls`` store in ``self.<attr>`` (analysing the writers first;
         those inherited from a base class store on the base's record), joined with the
         class attribute of that name."""
-        from .values import join
+        from .values import join, written
 
-        out = join(cls.statics.get(attr), cls.attrs.get(attr))
+        out = written(cls.statics.get(attr), cls.attrs.get(attr))
         for writer in self.class_writers(cls).get(attr, ()):
             writer.owner.summary(writer)
             owner = getattr(writer, "cls", None)

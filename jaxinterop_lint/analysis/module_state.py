@@ -210,14 +210,7 @@ def publish(ma, name: str, value) -> None:
         ma.globals_changed += 1
 
 
-def _written(old, new):
-    """What a global holds once a call wrote ``new`` into it: ``new`` over a placeholder
-    (``DATA_SHARDING = None`` until ``setup()`` sets it: a join with ``None`` would lose the
-    sharding), else the join of both."""
-    if old is None or old.kind == V.QNAME and old.qname == "builtins.None" \
-            or old.kind in (V.SAFE, V.UNKNOWN) and not old.structured and old.multi is None and not old.deps:
-        return new
-    return V.join(old, new)
+_written = V.written
 
 
 class ModuleStateMixin:

@@ -157,11 +157,12 @@ def class_static(cls, name: str) -> Optional[Value]:
     """What ``Cls.name`` reads on the class ``cls`` (not a method): the value its class
     statement binds, joined with what code stored through the class since
     (``Exporter.REGISTRY["torch"] = TorchExporter``, ``cls.REGISTRY[name] = cls``: kept in
-    the ``attrs`` of :func:`static_owner`); None when neither is known."""
+    the ``attrs`` of :func:`static_owner`; over a ``None`` placeholder, :func:`~.values.written`);
+    None when neither is known."""
     owner = static_owner(cls, name)
-    out = V.join((getattr(cls, "statics", None) or {}).get(name), (getattr(cls, "attrs", None) or {}).get(name))
+    out = V.written((getattr(cls, "statics", None) or {}).get(name), (getattr(cls, "attrs", None) or {}).get(name))
     if owner is not cls:
-        out = V.join(out, V.join(owner.statics.get(name), owner.attrs.get(name)))
+        out = V.join(out, V.written(owner.statics.get(name), owner.attrs.get(name)))
     return out
 
 

@@ -279,6 +279,15 @@ class StructureMixin:
                 n = min(len(a.elements) for a in args)
                 return P.sequence(tuple(P.sequence(tuple(a.elements[i] for a in args)) for i in range(n)), "iter")
             return P.iterable(P.sequence(tuple(P.element_of(a) for a in args)))
+        if op == "zip_longest":     # a shorter iterable's place holds the fill value
+            fill = kw["fillvalue"][0] if "fillvalue" in kw else V.qname("builtins.None")
+            return P.iterable(P.sequence(tuple(V.join(P.element_of(a), fill) for a in args)), "iter")
+        if op == "accumulate":      # each item computed from the items so far (``func``'s, or a sum)
+            item = P.element_of(first)
+            out = self.computed((item, item))
+            if "initial" in kw:
+                out = V.join(out, kw["initial"][0])
+            return P.iterable(V.join(item, out), "iter")
         if op == "next":
             out = P.element_of(first)
             return V.join(out, args[1]) if len(args) > 1 else out

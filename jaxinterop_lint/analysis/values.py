@@ -293,6 +293,19 @@ def _interesting(v: Optional[Value]) -> bool:
                               or v.false_guard is not None or v.placed_by is not None)
 
 
+def written(old, new):
+    """What a name holds once code wrote ``new`` into it after it held ``old``: ``new`` over
+    a placeholder (``DATA_SHARDING = None`` until ``setup()`` sets it, a module global; a
+    class attribute ``sharding = None`` that a classmethod sets: a join with ``None`` would
+    lose the sharding), else the join of both; ``old`` when nothing was written."""
+    if new is None:
+        return old
+    if old is None or old.kind == QNAME and old.qname == "builtins.None" \
+            or old.kind in (SAFE, UNKNOWN) and not old.structured and old.multi is None and not old.deps:
+        return new
+    return join(old, new)
+
+
 def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
     """The value on either of two paths (None: the path does not reach here).
 

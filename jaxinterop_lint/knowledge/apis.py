@@ -333,6 +333,10 @@ SCALAR_REDUCTIONS = frozenset({
 
 # getattr(module, "<constant>") is the attribute it names.
 GETATTR = "builtins.getattr"
+# Calls that load a module named by a constant string: what they return.  ``import_module``
+# returns the module named; ``__import__`` its top-level package, unless given a non-empty
+# ``fromlist`` (its fourth argument) (the Python documentation of importlib and __import__).
+MODULE_LOADERS = {"importlib.import_module": "named", "builtins.__import__": "top"}
 SETATTR = "builtins.setattr"    # setattr(obj, "name", value) with a constant name: obj.name = value
 
 # Calls whose result is a safe (host or single-device) value (section 6).

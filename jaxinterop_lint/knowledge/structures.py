@@ -202,6 +202,8 @@ ITERATION_CALLS: dict[str, str] = {
     "itertools.tee": "tee",            # tee(it, n): n iterators over the items of it
     "itertools.groupby": "groupby",    # groupby(it, key): (key, iterator over a group's items)
     "itertools.pairwise": "pairwise",  # pairwise(it): (item, next item)
+    "itertools.zip_longest": "zip_longest",    # zip_longest(*its, fillvalue=None): tuples, short ones filled
+    "itertools.accumulate": "accumulate",      # accumulate(it[, func], initial=None): the running results
 }
 """Builtins (and itertools) that build or consume iterables, by operation."""
 

@@ -199,7 +199,8 @@ def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
     The ``try`` blocks of a calling context's callers count too (innermost first), but a
     caller's handler that catches the error only as ``Exception``, ``BaseException`` or with
     a bare ``except`` is an error barrier around a call, not a fallback for the export: the
-    export still fails, so it is reported at the sink.
+    export still fails, so it is reported at the sink.  So is one caught by a handler that
+    raises again (``TryContext.reraising``) and by no enclosing one.
     """
     value = event.value
     if value.donated is not None:
@@ -208,12 +209,20 @@ def verdict(event: SinkEvent) -> tuple[Optional[str], object]:
         return None, None
     raised = event.sink.raises
     if raised is not None and event.tries:
+        again = False
         for ctx in reversed(event.tries):
-            for _, names in ctx.handlers:
+            for i, (_, names) in enumerate(ctx.handlers):
                 if catches(names, raised, event.versions):
+                    if i in getattr(ctx, "reraising", ()):
+                        # the first handler that catches runs, and raises again: the export
+                        # still fails unless an enclosing ``try`` handles what leaves this one
+                        again = True
+                        break
                     if getattr(ctx, "caller", False) and not names_error(names, raised):
                         return PROTOCOL_RULE[event.sink.protocol], event.node
                     return "handled", event.node
+        if again:
+            return PROTOCOL_RULE[event.sink.protocol], event.node
         return "JXI007", event.tries[-1].handlers[0][0]
     return PROTOCOL_RULE[event.sink.protocol], event.node
 

@@ -115,7 +115,8 @@ def _raised(event, history) -> str:
 
 def _caught(tries, raised: str, version) -> bool:
     """Whether an enclosing ``try`` catches ``raised`` in ``version``."""
-    return any(catches(names, raised, (version,)) for t in tries for _, names in t.handlers)
+    return any(catches(names, raised, (version,)) for t in tries for i, (_, names) in enumerate(t.handlers)
+               if i not in getattr(t, "reraising", ()))
 
 
 def _on(replacement: str, event, ctx) -> str:
