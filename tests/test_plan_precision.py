@@ -169,6 +169,39 @@ def test_a_result_stored_with_the_plans_epoch_is_planned_again_when_a_far_file_c
     assert ("pkg/late.py", 5, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
 
 
+def test_the_epoch_is_checked_by_each_files_stamp_without_reading_its_entry(tmp_path, monkeypatch):
+    """The epoch keeps each file's stat stamp beside its hash: a warm check is a stat of
+    each file, not a read of each file's store entry (flake8 on one file of transformers read
+    2,914 entries); a file rewritten with the same size and mtime (a new ctime) is hashed
+    again and the epoch fails when its content changed."""
+    import os
+    import time
+
+    from jaxinterop_lint.pipeline import results_store
+    from jaxinterop_lint.pipeline.store import Store
+
+    monkeypatch.setattr(results_store, "MAX_PLAN_DEPS", 0)      # every decision "reads much"
+    files = {"pkg/base.py": "def helper(x):\n    return x\n",
+             "pkg/mid.py": "from pkg.base import helper\n\ndef mid(x):\n    return helper(x)\n",
+             "pkg/late.py": "import torch\nfrom pkg.mid import mid\n\ndef f(x):\n    return torch.from_dlpack(mid(x))\n"}
+    proj = project(tmp_path, files)
+    old = time.time() - 3600          # past the racily-clean window: the stamps are recorded
+    for path in proj.rglob("*"):
+        os.utime(path, (old, old))
+    lint_paths([str(proj)], Config(), jobs=1, use_cache=True)
+    late = str(proj / "pkg" / "late.py")
+    s = Session(str(proj), Config())
+    read = []
+    real = Store.known_hash
+    monkeypatch.setattr(Store, "known_hash", lambda self, p, st: read.append(p) or real(self, p, st))
+    assert s.cached(late) is not None
+    assert read == [late]             # the file itself; the epoch's files by their stamps alone
+    base = proj / "pkg" / "base.py"
+    base.write_text(files["pkg/base.py"].replace("x", "y"))     # the same size
+    os.utime(base, (old, old))                                   # and mtime; a new ctime
+    assert Session(str(proj), Config()).cached(late) is None
+
+
 # A test module whose JAX test makes a sharded array and whose PyTorch test converts NumPy
 # data: the file names JAX words, but not in the unit that uses the consumer.
 SPLIT_TEST = """\
