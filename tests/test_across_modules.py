@@ -66,6 +66,25 @@ def test_a_global_no_function_rebinds_stays_what_the_module_binds(tmp_path):
     assert result.findings == []
 
 
+def test_a_long_module_parsed_for_some_names_keeps_the_functions_writing_them(tmp_path):
+    """A module of 200 lines or more is parsed only for the names another module takes from
+    it (pipeline/partial.py): a def that rebinds such a name with ``global`` is one of the
+    statements it needs (crash hunt 41: 49 setters, 201 lines, lost every finding)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    head = ("import jax, numpy as np\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+            "S = NamedSharding(jax.make_mesh((8,), ('x',)), P('x'))\n\n")
+    names = "".join(f"G{i} = None\n" for i in range(60))
+    setters = "".join(f"def set{i}():\n    global G{i}\n    G{i} = jax.device_put(np.ones(8), S)\n"
+                      for i in range(60))
+    (tmp_path / "big.py").write_text(head + names + setters)
+    assert len((tmp_path / "big.py").read_text().splitlines()) >= 200
+    (tmp_path / "use.py").write_text("import torch\nimport big\n\n\ndef u():\n"
+                                     "    return torch.from_dlpack(big.G0)\n")
+    for cache in (False, True):
+        result = lint_paths([str(tmp_path / "use.py")], Config(), project_root=str(tmp_path), use_cache=cache)
+        assert [(os.path.basename(f.path), f.line, f.code) for f in result.findings] == [("use.py", 6, "JXI002")]
+
+
 def test_an_imported_decorator_leaves_its_module_without_findings(tmp_path):
     """The wrapper specialised for an importer's function is that importer's: the
     decorator's module, linted with it, reports nothing of it."""

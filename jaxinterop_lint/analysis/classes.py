@@ -57,6 +57,13 @@ class ClassMixin:
         inherited = ()
         defined = set(cls.methods) | set(cls.statics)
         taken: dict = {}
+        if any(b.kind == V.QNAME and b.qname in apis.ENUM_BASES for b in bases):
+            # an enum's members: each constant of its body is an instance of the class
+            cls.enum = True
+            member = Value(kind=V.INSTANCE, cls=cls)
+            for name, v in cls.statics.items():
+                if not name.startswith("_") and v.kind not in (V.FUNC, V.CLASS):
+                    cls.statics[name] = member
         for base in bases:
             if base.kind == V.QNAME and base.qname in apis.CALL_METHODS:
                 cls.call_method = cls.call_method or apis.CALL_METHODS[base.qname]

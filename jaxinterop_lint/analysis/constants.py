@@ -61,8 +61,9 @@ def _fold(node, known=None, imported=None):
     string or bool (the constants a parameter is compared with: :mod:`.pinned`); None.
     With ``known`` (the module's constants found so far), also what it computes from them
     and from literals: ``+ - * // %`` of ints, ``SHAPE[0]``, ``CONFIG["mesh"]["data"]``,
-    ``Cfg.n``, ``math.prod(SHAPE)`` and ``len(SHAPE)`` (``imported``: local name ->
-    qualified name)."""
+    ``Cfg.n``, ``math.prod(SHAPE)``, ``len(SHAPE)``, ``min`` and ``max`` of them (``min`` of
+    anything with 1 is 1: what it caps is a count) (``imported``: local name -> qualified
+    name)."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, str, bool):
         return node.value
     if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
@@ -78,6 +79,14 @@ def _fold(node, known=None, imported=None):
         if type(a) is int and type(b) is int and not (b == 0 and type(node.op) in (ast.FloorDiv, ast.Mod)):
             return _OPERATORS[type(node.op)](a, b)
         return None
+    if isinstance(node, ast.Call) and len(node.args) >= 2 and not node.keywords \
+            and _qualified(node.func, imported or {}) in ("min", "max"):
+        args = [_const(a, known, imported) for a in node.args]
+        ints = [a for a in args if type(a) is int]
+        if len(ints) == len(args):
+            return min(ints) if _qualified(node.func, imported or {}) == "min" else max(ints)
+        # ``min(jax.device_count(), MAX_DP)`` with ``MAX_DP = 1``: a count is at least one
+        return 1 if _qualified(node.func, imported or {}) == "min" and ints and min(ints) == 1 else None
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         arg = _const(node.args[0], known, imported)
         name = _qualified(node.func, imported or {})

@@ -49,6 +49,11 @@ class ExprMixin:
         env = self.env
         if env is not None and name in env:
             value = env[name]
+            cells = self.own_cells
+            if cells and name in cells:
+                # a name of this function that its nested functions rebind with ``nonlocal``,
+                # also through a function between them (module_state.py)
+                value = V.join(value, cells[name])
         elif self.closure is not None and name in self.closure:
             value = self.closure[name]
             if self.rec is not None and self.rec.parent is not None:
@@ -188,6 +193,8 @@ class ExprMixin:
             return Value(kind=V.LAUNCHER)
         if kind == V.SAFE_LIST:
             return V.SAFE_VALUE
+        if kind == V.CLASS and getattr(recv.cls, "enum", False):
+            return Value(kind=V.INSTANCE, cls=recv.cls)      # ``Policy["REPLICATED"]``: a member
         if kind == V.INSTANCE and recv.cls is not None and "__getitem__" in recv.cls.methods \
                 and len(node.slice) == 1 and not sliced:
             # ``ds[i]``: ``type(ds).__getitem__(ds, i)``
@@ -332,7 +339,9 @@ class ExprMixin:
                 it = self.eval(comp.iter)
                 self.assign(comp.target, self.element_of(it, comp.iter), comp)
                 for cond in comp.ifs:
-                    self.eval(cond.test)
+                    # ``for v in vs if len(v.devices()) == 1``: what the test says holds for
+                    # the element, as in an ``if`` (:mod:`.conditions`)
+                    self.refine(self.test(cond.test)[0], cond.test)
                 comp = comp.inner_for_in
             if isinstance(node, cst.DictComp):
                 self.eval(node.key)

@@ -227,7 +227,7 @@ class FactsMixin:
 
     def module_name_of(self, node) -> Optional[str]:
         """The absolute module name a string literal or a module constant spells, or None."""
-        if isinstance(node, cst.SimpleString):
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             name = node.evaluated_value
         elif isinstance(node, cst.Name):
             name = self.test_constant(node)

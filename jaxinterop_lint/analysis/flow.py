@@ -87,6 +87,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self.global_writes = {}   # module name -> the value this function leaves in it
         self.declared_nonlocals = set()   # ``nonlocal X`` names of this function (module_state.py)
         self.cell_writes = {}     # enclosing function's name -> the value this function leaves in it
+        self.own_cells = getattr(rec, "cells", None)    # its names nested functions rebind (the record's dict)
         self._local_names = None
         self.param_calls = []     # methods called on a parameter (param_calls.py)
         self.handed_to = None     # the function a consumer is handed to, while its call runs (param_calls.py)

@@ -74,6 +74,7 @@ class ClassRecord:
     fields: tuple = ()
     call_method: Optional[str] = None   # the method a call of an instance runs (apis.CALL_METHODS)
     bases: tuple = ()   # the ClassRecords of its bases of this project, in order (``super()``)
+    enum: bool = False  # a subclass of a library enum (apis.ENUM_BASES): its body's constants are its members
 
 
 @dataclass(eq=False)

@@ -333,6 +333,10 @@ SCALAR_REDUCTIONS = frozenset({
 
 # getattr(module, "<constant>") is the attribute it names.
 GETATTR = "builtins.getattr"
+# Library bases whose subclasses' class-body constants are instances of the subclass (its
+# members: ``Policy.REPLICATED.place(x)`` runs ``Policy.place``; the Python documentation of
+# enum).
+ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 # Calls that load a module named by a constant string: what they return.  ``import_module``
 # returns the module named; ``__import__`` its top-level package, unless given a non-empty
 # ``fromlist`` (its fourth argument) (the Python documentation of importlib and __import__).

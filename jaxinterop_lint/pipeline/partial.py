@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .scanner import blank
-from .statements import Unsplit
+from .statements import Unsplit, module_writes
 
 MIN_LINES = 200         # shorter modules are parsed whole: little to gain
 MIN_GAIN = 0.1          # the share of lines the first part must blank, else the text is parsed whole (as masking.py)
@@ -58,6 +58,13 @@ class Partial:
             self.by_name: dict = {}
             for i, u in enumerate(self.units):
                 for n in u.defines:
+                    self.by_name.setdefault(n, []).append(i)
+            # a def writing a module name (``global G``, ``BUF.append(v)``) is part of that
+            # name: what it leaves there is what another module reads (analysis/module_state.py
+            # ``settle``; :func:`~.statements.module_writes`)
+            units = [(tuple(u.defines), "".join(self.lines[u.first:u.last + 1])) for u in self.units]
+            for i, more in enumerate(module_writes(units, [u.is_def for u in self.units])):
+                for n in more:
                     self.by_name.setdefault(n, []).append(i)
             # statements that bind nothing but use names (module-level mutation, registration)
             self._binders = [i for i, u in enumerate(self.units)
