@@ -251,6 +251,13 @@ class BindingMixin:
                 self.env[SINGLE] = V.SAFE_VALUE
             elif action == conditions.SAFE:
                 self.write_key(key, V.SAFE_VALUE)
+            elif action == conditions.NOT_ARRAY:
+                # a value of this function that is no container (a parameter may be a pytree
+                # of arrays: what its caller passes decides, as before)
+                current = self.read_key(key)
+                if not current.structured and current.kind in (V.ARRAY, V.UNKNOWN) and current.ref is None \
+                        and not current.deps:
+                    self.write_key(key, V.SAFE_VALUE)
             else:
                 node = action[1] if isinstance(action, tuple) else test
                 current = self.read_key(key)

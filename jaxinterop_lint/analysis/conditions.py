@@ -24,6 +24,7 @@ from .imports import dotted
 
 SAFE = "safe"
 FALSE_GUARD = "false-guard"
+NOT_ARRAY = "not-array"     # no JAX array itself (``not isinstance(x, jax.Array)``): a container's parts may be
 ALL = "@single"
 
 # operator -> (branch where "count is 1" holds: True / False), for ``count OP 1``.
@@ -118,6 +119,14 @@ def refinements(walker, test) -> tuple[dict, dict]:
         owner = _sharding_owner(test.args[0].value)
         if owner and cls.kind == V.QNAME and cls.qname in apis.SINGLE_DEVICE_CONSTRUCTORS:
             return {owner: SAFE}, {}
+        key = dotted(test.args[0].value)
+        names = [c.qname for c in (cls.elements if cls.elements is not None else (cls,))
+                 if c.kind == V.QNAME] if key else []
+        if key and names and len(names) == len(cls.elements if cls.elements is not None else (cls,)):
+            if all(n in apis.HOST_TYPES for n in names):
+                return {key: SAFE}, {}          # a host value where it holds
+            if all(n in apis.ARRAY_ANNOTATIONS for n in names):
+                return {}, {key: NOT_ARRAY}     # no JAX array where it fails (a pytree may hold some)
         return {}, {}
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comp = test.comparisons[0]

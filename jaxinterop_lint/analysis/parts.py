@@ -246,6 +246,15 @@ def instance_attribute(value: Value, name: str, stored: Optional[Value]) -> Valu
     return _instance_attr(value, V.attr_key(name), stored)
 
 
+def lacks_key(value: Value, key: str) -> bool:
+    """Whether ``value`` is a dict whose every key is known (a display or a build of constant
+    keys: no unknown entries, not a parameter's) and ``key`` is none of them."""
+    if value.container != "dict" or value.rest is not None or value.ref is not None or value.deps \
+            or value.parts is None or key[0] == "." or key in (ANY, ITEM):
+        return False
+    return all(k != key for k, _ in value.parts)
+
+
 def read_path(value: Value, path) -> Value:
     """The part of ``value`` at ``path`` (a tuple of keys)."""
     for key in path:

@@ -340,6 +340,9 @@ class StructureMixin:
             else:
                 self.store_entry(node.func.value, new)
             return result
+        if op == "get" and key is not None and P.lacks_key(recv, key):
+            # ``shardings.get("step", device)`` on a dict whose every key is known: the default
+            return args[1] if len(args) > 1 else V.qname("builtins.None")
         if op in ("get", "pop"):
             found = P.read(recv, key) if key is not None else (
                 P.any_item(recv) if args or op == "get" else P.element_of(recv))

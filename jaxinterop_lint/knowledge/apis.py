@@ -560,6 +560,12 @@ EXCEPTION_BASES: dict[str, tuple[str, ...]] = {
 
 # Annotations that mark a parameter as a JAX array (rule JXI009).
 ARRAY_ANNOTATIONS = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.typing.ArrayLike"})
+# Classes no JAX array is an instance of: ``isinstance(x, np.ndarray)`` holding makes ``x``
+# a host (or PyTorch) value there; ``isinstance(x, jax.Array)`` failing does the same
+# (analysis/conditions.py).
+# (Containers are none of them: ``isinstance(batch, (list, tuple))`` says nothing of the items.)
+HOST_TYPES = frozenset({"numpy.ndarray", "numpy.generic", "torch.Tensor", "builtins.int", "builtins.float",
+                        "builtins.bool", "builtins.complex", "builtins.str", "builtins.bytes"})
 
 # Roots whose import makes a module "a JAX module" (rule JXI005 on unknown receivers).
 JAX_ROOTS = frozenset({"jax", "jaxlib", "flax", "equinox", "optax"})
