@@ -12,6 +12,7 @@ from . import values as V
 from . import versions
 from .env import join_env, env_key
 from .events import TryContext
+from .imports import dotted
 
 
 class BranchMixin:
@@ -213,7 +214,7 @@ def always_raises(body) -> bool:
                 if isinstance(small, (cst.Return, cst.Break, cst.Continue)):
                     return False
                 if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
-                        and _spelled(small.value.func) in _EXITS:
+                        and dotted(small.value.func) in _EXITS:
                     return True
         elif isinstance(stmt, cst.If):
             arm = stmt
@@ -226,12 +227,3 @@ def always_raises(body) -> bool:
                     return True
     return False
 
-
-def _spelled(node) -> str:
-    """``a.b.c`` for a name or attribute chain, else ``""``."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _spelled(node.value)
-        return f"{head}.{node.attr.value}" if head else ""
-    return ""

@@ -120,9 +120,9 @@ def refinements(walker, test) -> tuple[dict, dict]:
         if owner and cls.kind == V.QNAME and cls.qname in apis.SINGLE_DEVICE_CONSTRUCTORS:
             return {owner: SAFE}, {}
         key = dotted(test.args[0].value)
-        names = [c.qname for c in (cls.elements if cls.elements is not None else (cls,))
-                 if c.kind == V.QNAME] if key else []
-        if key and names and len(names) == len(cls.elements if cls.elements is not None else (cls,)):
+        classes = cls.elements if cls.elements is not None else (cls,)
+        names = [c.qname for c in classes if c.kind == V.QNAME]
+        if key and names and len(names) == len(classes):
             if all(n in apis.HOST_TYPES for n in names):
                 return {key: SAFE}, {}          # a host value where it holds
             if all(n in apis.ARRAY_ANNOTATIONS for n in names):

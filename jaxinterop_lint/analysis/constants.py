@@ -79,14 +79,14 @@ def _fold(node, known=None, imported=None):
         if type(a) is int and type(b) is int and not (b == 0 and type(node.op) in (ast.FloorDiv, ast.Mod)):
             return _OPERATORS[type(node.op)](a, b)
         return None
-    if isinstance(node, ast.Call) and len(node.args) >= 2 and not node.keywords \
-            and _qualified(node.func, imported or {}) in ("min", "max"):
-        args = [_const(a, known, imported) for a in node.args]
-        ints = [a for a in args if type(a) is int]
-        if len(ints) == len(args):
-            return min(ints) if _qualified(node.func, imported or {}) == "min" else max(ints)
+    fold = _qualified(node.func, imported or {}) if isinstance(node, ast.Call) and len(node.args) >= 2 \
+        and not node.keywords else None
+    if fold in ("min", "max"):
+        ints = [a for a in (_const(a, known, imported) for a in node.args) if type(a) is int]
+        if len(ints) == len(node.args):
+            return min(ints) if fold == "min" else max(ints)
         # ``min(jax.device_count(), MAX_DP)`` with ``MAX_DP = 1``: a count is at least one
-        return 1 if _qualified(node.func, imported or {}) == "min" and ints and min(ints) == 1 else None
+        return 1 if fold == "min" and ints and min(ints) == 1 else None
     if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
         arg = _const(node.args[0], known, imported)
         name = _qualified(node.func, imported or {})

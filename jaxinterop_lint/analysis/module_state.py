@@ -188,7 +188,7 @@ def _holds_kept(v, depth: int = 0) -> bool:
 
 
 def publish(ma, name: str, value) -> None:
-    """Let module analysis ``ma``'s global ``name`` hold ``value`` too (:func:`_written`),
+    """Let module analysis ``ma``'s global ``name`` hold ``value`` too (:func:`~.values.written`),
     counting a change (``ma.globals_changed``: functions analysed before it are analysed
     again).  ``name`` ``"Cls.attr"`` is a class attribute of the module's class ``Cls``
     (a registry a function fills: ``Exporter.REGISTRY[name] = cls``): what the class
@@ -204,13 +204,10 @@ def publish(ma, name: str, value) -> None:
     else:
         store, key = ma.globals, name
         old = store.get(key)
-        new = _written(old, value)
+        new = V.written(old, value)
     if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
         store[key] = new
         ma.globals_changed += 1
-
-
-_written = V.written
 
 
 class ModuleStateMixin:
@@ -267,7 +264,7 @@ class ModuleStateMixin:
                 continue    # (another module's names: its result must not depend on the order files are analysed in)
             publish(owner, name, fixed)
             if "." not in name and owner is self.ma and self.env is not None and (self.rec is None or name in self.env):
-                self.env[name] = _written(self.env.get(name), fixed)
+                self.env[name] = V.written(self.env.get(name), fixed)
 
     def publish_writes(self) -> None:
         """At the end of a function's walk: what it writes into its module's names whatever
@@ -315,10 +312,9 @@ class ModuleStateMixin:
         enclosing function's own walk (``update(x)`` then ``return total``) sees them at once."""
         for name, v in writes:
             fixed = concrete(self.instantiate(v, bind, rec, node))
-            _publish_cell(self.ma, rec, name, fixed)
-            holder = _cell_holder(rec, name)
-            if fixed is not None and holder is not None and self.rec is not None \
-                    and getattr(self.rec, "node", None) is holder.node and self.env is not None and name in self.env:
+            holder = _publish_cell(self.ma, rec, name, fixed)
+            if holder is not None and self.rec is not None and getattr(self.rec, "node", None) is holder.node \
+                    and self.env is not None and name in self.env:
                 self.env[name] = V.join(self.env[name], fixed)
 
 
@@ -336,14 +332,16 @@ def _cell_holder(rec, name: str):
     return rec.parent
 
 
-def _publish_cell(ma, rec, name: str, value) -> None:
+def _publish_cell(ma, rec, name: str, value):
     """Let the cell ``name`` that ``rec`` writes with ``nonlocal`` hold ``value`` too,
-    counting a change (``ma.globals_changed``: the functions analysed before read it again)."""
+    counting a change (``ma.globals_changed``: the functions analysed before read it again);
+    returns the record holding the cell (None when ``value`` is None or there is none)."""
     holder = _cell_holder(rec, name) if value is not None else None
     if holder is None:
-        return
+        return None
     old = holder.cells.get(name)
     new = V.join(old, value)
     if old is None or V.fixpoint_key(old) != V.fixpoint_key(new):
         holder.cells[name] = new
         ma.globals_changed += 1
+    return holder
