@@ -75,6 +75,7 @@ class FrozenRecord:
     owner: Any = None
     cls: Any = None
     defaults: dict = field(default_factory=dict)
+    star: Optional[int] = None      # the index of its ``*args`` parameter (FunctionRecord.star)
     state: ClassVar[str] = "done"
 
 
@@ -169,6 +170,8 @@ class Freezer:
                 # a function of another module (a factory's instance of its class): its
                 # exports are that module's, for the calling contexts a caller gives it
                 data["at"] = [at, owner.display_path]
+            if getattr(rec, "star", None) is not None:
+                data["star"] = rec.star
             if getattr(rec, "defaults", None):
                 data["defaults"] = [[i, self.value(v, depth + 1)] for i, v in sorted(rec.defaults.items())]
             if summary is not None:
@@ -328,6 +331,8 @@ class Thawer:
         rec = FrozenRecord(data["name"], data["params"], owner=self.module if not at else self.defined_in(*at))
         self.records[key] = rec
         rec.defaults = {i: self.value(v) for i, v in data.get("defaults", ())}
+        star = data.get("star")
+        rec.star = star if isinstance(star, int) and 0 <= star < len(rec.params) else None
         exports = []
         for param, consumer, protocol, raises, arg, copy_kw, *rest in data["exports"]:
             sink = Sink(protocol, raises, arg, copy_kw)

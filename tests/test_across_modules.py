@@ -111,3 +111,51 @@ def test_the_flagged_cases_fail_and_the_others_run_on_eight_devices(name):
             assert any(tuple(frame) in flagged for frame in res["frames"]), (case, res)   # through a flagged line
         else:
             assert res["ok"], (case, res)
+
+
+STAR_HELPERS = '''\
+import jax.numpy as jnp
+
+
+def last(*xs):
+    return jnp.asarray(xs[-1])
+'''
+STAR_MAIN = '''\
+import jax
+import jax.numpy as jnp
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from star_helpers import last
+
+mesh = jax.make_mesh((len(jax.devices()),), ("m",))
+
+
+def shard(x):
+    return jax.device_put(x, NamedSharding(mesh, P("m")))
+
+
+def local_last():
+    return torch.from_dlpack(last(shard(jnp.ones(8)), jnp.ones(3)))
+
+
+def sharded_last():
+    return torch.from_dlpack(last(jnp.ones(3), shard(jnp.ones(8))))
+'''
+
+
+def test_a_star_parameter_of_another_module_binds_the_same_from_its_stored_summary(tmp_path):
+    """``def last(*xs)`` of another module gets the tuple of the extra arguments, whether its
+    analysis is run now or its summary is read from the cache (``FrozenRecord.star``):
+    ``last(sharded, local)`` is the local array, ``last(local, sharded)`` the sharded one."""
+    (tmp_path / "star_helpers.py").write_text(STAR_HELPERS)
+    (tmp_path / "star_main.py").write_text(STAR_MAIN)
+    (tmp_path / "pyproject.toml").write_text("")
+    want = {("star_main.py", 20, "JXI002")}
+    fresh = lint_paths([str(tmp_path)], Config(), project_root=str(tmp_path), use_cache=False)
+    assert _got(fresh) == want
+    lint_paths([str(tmp_path)], Config(), project_root=str(tmp_path), use_cache=True)
+    # the caller edited: judged again with the helper's stored summary
+    (tmp_path / "star_main.py").write_text(STAR_MAIN + "\n# edited\n")
+    again = lint_paths([str(tmp_path)], Config(), project_root=str(tmp_path), use_cache=True)
+    assert _got(again) == want

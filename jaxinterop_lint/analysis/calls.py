@@ -87,6 +87,8 @@ class CallMixin(FactsMixin):
                 kw[a.keyword.value] = (v, a.value)
             elif a.star != "**":
                 pos.append((v, a.value))
+                if a.star == "*":
+                    self.starred.add(id(a.value))   # ``f(*xs)``: xs's items (invoke.star_tuple)
             else:
                 self.splat(node, v, a.value, kw)
         return pos, kw
@@ -299,6 +301,9 @@ class CallMixin(FactsMixin):
                 leaf = P.sequence((V.SAFE_VALUE, leaf), "tuple")
             listed = P.iterable(leaf, "list")
             return P.sequence((listed, V.SAFE_VALUE), "tuple") if shape.startswith("flatten") else listed
+        transformation = self.transformation(qn, pos, kw)
+        if transformation is not None:
+            return transformation
         if qn.startswith(apis.PROPAGATING_MODULES) or qn in apis.PROPAGATING_FUNCTIONS \
                 or qn in _PROPAGATING_BUILTINS:
             return self.computed([v for v, _ in pos] + [v for v, _ in kw.values()])

@@ -67,8 +67,10 @@ class ClassMixin:
         for base in bases:
             if base.kind == V.QNAME and base.qname in apis.CALL_METHODS:
                 cls.call_method = cls.call_method or apis.CALL_METHODS[base.qname]
+            cls.thread = cls.thread or base.kind == V.QNAME and base.qname in S.THREAD_CLASSES
             if base.kind == V.CLASS and base.cls is not None:
                 cls.call_method = cls.call_method or base.cls.call_method
+                cls.thread = cls.thread or base.cls.thread
                 for name, m in base.cls.methods.items():
                     if name not in cls.methods and name not in taken:
                         taken[name] = m
@@ -239,7 +241,7 @@ def _self_writes(fn, self_name: str):
                 if base is not None and base.startswith(self_name + "."):
                     aliases[targets[0].value] = base.split(".")[1]
         elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) \
-                and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in S.MUTATING:
+                and isinstance(node.value.func, cst.Attribute) and node.value.func.attr.value in S.MUTATING_METHODS:
             receiver = _container_root(node.value.func.value)
             attr = _on_self(receiver, self_name)
             if attr is not None:

@@ -83,6 +83,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
         self._tested = None       # (test node, its value) of the test being refined
         self.context_events = []  # the calling contexts this walk added (for the summary)
         self.splats = {}          # id(call) -> its ``**`` argument of unknown keys (CallMixin.splat)
+        self.starred = set()      # ids of the values of ``*xs`` arguments (CallMixin.arguments)
         self.declared_globals = set()   # ``global X`` names of this function (module_state.py)
         self.global_writes = {}   # module name -> the value this function leaves in it
         self.declared_nonlocals = set()   # ``nonlocal X`` names of this function (module_state.py)

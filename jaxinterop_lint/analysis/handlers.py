@@ -24,6 +24,7 @@ from . import parts as P
 from . import values as V
 from .events import TryContext
 from .facts import MESH_KEY
+from .library_objects import EXECUTOR
 
 
 def _class_names(value) -> Optional[list]:
@@ -82,6 +83,8 @@ def _entered_value(walker, expr, value):
         f = walker.eval(expr.func)
         if f.kind == V.FUNC and f.func is not None and getattr(f.func.local, "context_manager", False):
             return P.element_of(value)
+    if value.kind == V.QNAME and value.qname == EXECUTOR:
+        return value    # Executor.__enter__ returns self (CPython Lib/concurrent/futures/_base.py)
     entered_value = walker.call_dunder(value, "__enter__", expr)
     return entered_value if entered_value is not None else V.UNKNOWN_VALUE
 

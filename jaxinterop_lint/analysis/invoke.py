@@ -133,6 +133,9 @@ class InvokeMixin:
         if recv.kind in (V.INSTANCE, V.CLASS) and cls is not None and attr not in cls.methods \
                 and cls.record is not None and (attr in cls.record.methods or attr in cls.record.factories):
             return None, recv
+        if recv.kind == V.INSTANCE and cls is not None and cls.thread and attr == "start" \
+                and "start" not in cls.methods and "run" in cls.methods:
+            attr = "run"    # Thread.start() runs run() in this process (knowledge/structures.py THREAD_CLASSES)
         if recv.kind in (V.QNAME, V.INSTANCE, V.CLASS):
             self._callee = func
             try:
@@ -169,6 +172,14 @@ class InvokeMixin:
             return Value(kind=V.ARRAY, multi=origin, placed_by=placed_by)
         return Value(kind=V.UNKNOWN, placed_by=placed_by)
 
+    def star_tuple(self, extra: list) -> Value:
+        """The tuple a ``*args`` parameter gets from the positional arguments ``extra``
+        (Args): their values, or where one is a ``*xs`` argument, every item of them."""
+        if not any(n is not None and id(n) in self.starred for _, n in extra):
+            return P.sequence(tuple(v for v, _ in extra), "tuple")
+        items = [P.element_of(v) if n is not None and id(n) in self.starred else v for v, n in extra]
+        return P.iterable(V.join_all(items), "tuple")
+
     def bind_args(self, fi: FuncInfo, pos: list, kw: dict, splat=None) -> tuple:
         """``(record, bind)``: the local function of ``fi`` (or None) and its parameters'
         arguments by position, ``index -> (value, node)``; a parameter no argument gives
@@ -179,6 +190,13 @@ class InvokeMixin:
         args = [(v, None) if not isinstance(v, tuple) else v for v in fi.bound] + list(pos)
         rec = fi.local
         bind = dict(enumerate(args))
+        star = getattr(rec, "star", None)
+        if star is not None and not any(id(n) in self.starred for _, n in args[:star] if n is not None):
+            # ``def run(x, *layers)``: the extra positional arguments, a tuple (a ``*xs``
+            # argument there gives its items), never the keyword-only parameters after it
+            extra = [bind.pop(i) for i in range(star, len(args))]
+            if extra:
+                bind[star] = (self.star_tuple(extra), extra[0][1] if len(extra) == 1 else None)
         if rec is not None:
             bind = bind_keywords(rec.params, bind, kw)
             defaults = getattr(rec, "defaults", None) or {}

@@ -75,6 +75,7 @@ class ClassRecord:
     call_method: Optional[str] = None   # the method a call of an instance runs (apis.CALL_METHODS)
     bases: tuple = ()   # the ClassRecords of its bases of this project, in order (``super()``)
     enum: bool = False  # a subclass of a library enum (apis.ENUM_BASES): its body's constants are its members
+    thread: bool = False    # a subclass of threading.Thread (knowledge/structures.py THREAD_CLASSES): start() runs run()
 
 
 @dataclass(eq=False)
@@ -114,6 +115,7 @@ class FunctionRecord:
     tested: Optional[frozenset] = None  # parameters its tests compare with constants (pinned.tested_params)
     parent: Any = None          # the record of the function whose body defines it (None: a module's def)
     cells: dict = field(default_factory=dict)  # its names that nested functions rebind with ``nonlocal`` -> what they leave
+    star: Optional[int] = None  # the index of its ``*args`` parameter (bound to the extra positional arguments)
 
 
 def default_node(rec, index: int):
@@ -151,5 +153,7 @@ def function_record(node, name: str, closure, cls=None) -> FunctionRecord:
         # keyword arguments no named parameter takes (:meth:`~.invoke.InvokeMixin.bind_args`).
         names.append("**" + params_node.star_kwarg.name.value)
         annotations.append(None)
+    star = len(params_node.posonly_params) + len(params_node.params) \
+        if isinstance(params_node.star_arg, cst.Param) else None
     return FunctionRecord(node=node, name=name, params=names, annotations=annotations,
-                          closure=closure, cls=cls)
+                          closure=closure, cls=cls, star=star)

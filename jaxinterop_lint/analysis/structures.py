@@ -14,6 +14,7 @@ from . import donation
 from . import parts as P
 from . import values as V
 from .imports import dotted
+from .library_objects import KINDS as LIBRARY_OBJECTS, ROLES as LIBRARY_OBJECT_ROLES, LibraryObjectMixin
 from .values import Value
 
 
@@ -27,8 +28,10 @@ _CALL_ROLES: dict = {
     **{qn: ("record", None) for qn in S.LIBRARY_RECORDS},
     **{f"{qn}.{name}": ("factory", None) for qn, rule in S.LIBRARY_RECORDS.items() for name in rule.factories},
     **{qn: ("namespace", None) for qn in S.NAMESPACE_CALLS},
+    **{qn: ("fields", names) for qn, names in S.FIELD_CALLS.items()},
     **{qn: ("getter", how) for qn, how in S.GETTER_CALLS.items()},
     **{qn + GETTER_APPLIED: ("get", how) for qn, how in S.GETTER_CALLS.items()},
+    **LIBRARY_OBJECT_ROLES,
 }
 """Qualified name -> what :meth:`StructureMixin.structure_call` does with it, from the tables."""
 
@@ -64,7 +67,7 @@ def _same_callable(a: Value, b: Value) -> bool:
     return a.qname == b.qname if a.kind == V.QNAME else a.func == b.func
 
 
-class StructureMixin:
+class StructureMixin(LibraryObjectMixin):
     """Construct and update records and containers (a mixin of the walker)."""
 
     # -- records ---------------------------------------------------------------------------
@@ -192,6 +195,9 @@ class StructureMixin:
             return self.construct(node, self.library_class(qn), pos, kw)
         if what == "namespace":
             return P.build(parts=tuple((V.attr_key(k), v) for k, (v, _) in kw.items())) if not pos else None
+        if what == "fields":
+            given = {**{name: v for name, (v, _) in zip(arg, pos)}, **{k: v for k, (v, _) in kw.items()}}
+            return P.build(parts=tuple((V.attr_key(k), v) for k, v in given.items()))
         if what == "getter":
             names = pos[:1] if arg == "method" else pos
             if pos and (not kw or arg == "method") and all(_getter_key(n, arg) is not None for _, n in names):
@@ -204,6 +210,8 @@ class StructureMixin:
             if len(pos) < 2 or _getter_key(pos[0][1], arg) is None:
                 return None
             return self.called_by_name(node, pos, kw) if arg == "method" else self.got(arg, pos)
+        if what in LIBRARY_OBJECTS:
+            return self.library_object_call(node, what, arg, pos, kw)
         owner, _, attr = qn.rpartition(".")
         return self.class_call(node, self.library_class(owner), attr, pos, kw)
 
@@ -260,6 +268,8 @@ class StructureMixin:
             for name, (v, _) in kw.items():
                 out = P.with_part(out, V.item_key(name), v)
             return out
+        if op == "queue":
+            return P.sequence((), "queue")
         if first is None:
             return P.sequence((), "list" if op != "tuple" else "tuple") if op in ("list", "tuple") \
                 else P.iterable(None, "set" if op == "set" else "iter")
@@ -314,7 +324,11 @@ class StructureMixin:
             return self.class_call(node, recv.cls, attr, pos, kw)
         if recv.ref is not None and attr in S.RECORD_METHODS:
             return self.parameter_record_method(node, recv, attr, pos, kw)
+        if recv.container == "future" and attr in S.FUTURE_RESULTS:
+            return P.element_of(recv)
         op = S.CONTAINER_METHODS.get(attr)
+        if recv.container == "queue" and attr in S.QUEUE_TAKES:
+            return P.element_of(recv)     # (``block``, ``timeout``: no key)
         if op == "get" and not pos and not kw:
             return None     # ``holder.get()``: no dict's (dict.get takes a key), a getter's
         if op is None or recv.kind in (V.FOREIGN, V.FFI_BUFFER, V.QNAME, V.FUNC, V.CLASS, V.DEVICE,

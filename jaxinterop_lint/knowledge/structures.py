@@ -146,6 +146,37 @@ NAMESPACE_CALLS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 ``types.SimpleNamespace(**kwargs)``, ``argparse.Namespace(**kwargs)``): ``state.params``
 reads what ``params=`` gave."""
 
+FIELD_CALLS: dict[str, tuple[str, ...]] = {
+    # jax/_src/api.py ShapeDtypeStruct(shape, dtype, *, sharding=None, weak_type=False):
+    # an abstract array whose ``.sharding`` is the one given (orbax restores onto it)
+    "jax.ShapeDtypeStruct": ("shape", "dtype", "sharding", "weak_type"),
+}
+"""Library calls that build an object whose attributes are their arguments, positional
+ones by these names in order, keyword ones by their own: ``ref.sharding`` of
+``jax.ShapeDtypeStruct(shape, dtype, sharding=s)`` is ``s``."""
+
+OPTIMIZER_MODULES = ("optax.",)
+"""Module prefixes whose calls on no array build a gradient transformation (optax/_src/
+base.py ``GradientTransformation(init, update)``: ``optax.adam(1e-3)``, ``optax.chain(...)``,
+``optax.inject_hyperparams(optax.sgd)(learning_rate=lr)``).  Its ``init(params)`` is a state
+of arrays made like the parameters (``optax.tree.zeros_like``: the moments of
+``scale_by_adam``), placed as they are; ``update(updates, state, params)`` gives updates like
+the updates given and a state like the state given.  Called with arrays, a function of these
+modules computes from them (``optax.apply_updates``: ``apis.PROPAGATING_MODULES``)."""
+
+OPTIMIZER_METHODS: dict[str, str] = {"init": "init", "update": "update"}
+
+OPTIMIZER_STATE_SCALARS = frozenset({"count", "hyperparams", "notfinite_count", "last_finite", "total_notfinite"})
+"""Fields of optax's states that ``init`` makes as fresh arrays of their own, placed on the
+default device whatever the parameters are (optax/_src/transform.py ``ScaleByAdamState.count``
+is ``jnp.zeros([], jnp.int32)``; ``InjectHyperparamsState.hyperparams``)."""
+
+OPTIMIZER_STATE_DEPTH = 3
+"""How many reads deep into an optimizer's state (``opt_state[1][0].mu``: a chain's states,
+a transformation's tuple, its named fields) :data:`OPTIMIZER_STATE_SCALARS` are told apart
+from the arrays made like the parameters."""
+"""The methods of a gradient transformation (:data:`OPTIMIZER_MODULES`) by what they return."""
+
 GETTER_CALLS: dict[str, str] = {
     "operator.attrgetter": "attr",
     "operator.itemgetter": "item",
@@ -167,6 +198,8 @@ CONTAINER_METHODS: dict[str, str] = {
     "get": "get",
     "pop": "pop",
     "popleft": "pop",
+    "put": "append",            # queue.Queue (QUEUES): put(item, block, timeout)
+    "put_nowait": "append",
     "values": "values",
     "items": "items",
     "keys": "keys",
@@ -176,6 +209,55 @@ CONTAINER_METHODS: dict[str, str] = {
 
 MUTATING = frozenset({"append", "extend", "insert", "update", "setdefault"})
 """Operations that change the receiver in place."""
+
+MUTATING_METHODS = frozenset(name for name, op in CONTAINER_METHODS.items() if op in MUTATING)
+"""The method names of :data:`CONTAINER_METHODS` that change the receiver in place
+(``append``, ``appendleft``, a queue's ``put``...)."""
+
+QUEUES = frozenset({
+    "queue.Queue", "queue.LifoQueue", "queue.PriorityQueue", "queue.SimpleQueue",
+    "asyncio.Queue", "asyncio.LifoQueue", "asyncio.PriorityQueue",
+})
+"""Queues between threads (CPython Lib/queue.py) or tasks (Lib/asyncio/queues.py): an empty
+container of their own kind; ``put``/``put_nowait`` add an item, ``get``/``get_nowait``
+take one (order is not followed).  The item is the object put, never a copy, so a sharded
+array put by a producer thread is the one the consumer gets.  ``multiprocessing`` queues
+pickle their items: not here."""
+
+QUEUE_TAKES = frozenset({"get", "get_nowait"})
+"""Methods of a queue (:data:`QUEUES`) that take an item out; their arguments are ``block``
+and ``timeout``, never a key."""
+
+THREAD_EXECUTORS = frozenset({
+    "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
+})
+"""Executors that run a callable in a thread of this process (CPython
+Lib/concurrent/futures/thread.py): ``submit(fn, *args, **kwargs)`` gives a Future of
+``fn(*args, **kwargs)``, ``map(fn, *iterables)`` an iterator of ``fn`` of their items,
+each the object ``fn`` returned.  ``ProcessPoolExecutor`` pickles arguments and results
+across processes: not here."""
+
+THREAD_TARGETS: dict[str, tuple[int, int, int]] = {
+    "threading.Thread": (1, 3, 4),      # Thread(group, target, name, args, kwargs, *, daemon)
+    "threading.Timer": (1, 2, 3),       # Timer(interval, function, args, kwargs)
+}
+"""Threads of this process and where their callable, its ``args`` tuple and its ``kwargs``
+dict are given (positions; by keyword ``target``/``function``, ``args``, ``kwargs``)
+(CPython Lib/threading.py).  The callable runs with them, in this process, on the objects
+given: what it puts into a queue or a list it was handed is seen by the code that made the
+thread (the analysis runs it where the thread is made)."""
+
+THREAD_TARGET_KEYWORDS = ("target", "function")
+
+THREAD_CLASSES = frozenset({"threading.Thread"})
+"""Library thread classes whose ``start()`` runs the instance's ``run()`` in this process
+(CPython Lib/threading.py): a subclass that defines ``run`` runs it on ``t.start()``."""
+
+FUTURE_RESULTS = frozenset({"result"})
+"""Methods of a Future (:data:`THREAD_EXECUTORS`) that give the callable's result."""
+
+FUTURE_ITERATORS = frozenset({"concurrent.futures.as_completed"})
+"""``as_completed(futures)``: an iterator over the futures given."""
 
 ITERATION_CALLS: dict[str, str] = {
     "builtins.list": "list",
@@ -204,6 +286,8 @@ ITERATION_CALLS: dict[str, str] = {
     "itertools.pairwise": "pairwise",  # pairwise(it): (item, next item)
     "itertools.zip_longest": "zip_longest",    # zip_longest(*its, fillvalue=None): tuples, short ones filled
     "itertools.accumulate": "accumulate",      # accumulate(it[, func], initial=None): the running results
+    **{qn: "queue" for qn in QUEUES},          # Queue(maxsize): an empty queue (the argument is no iterable)
+    **{qn: "iter" for qn in FUTURE_ITERATORS},
 }
 """Builtins (and itertools) that build or consume iterables, by operation."""
 

@@ -17,6 +17,7 @@ import re
 from typing import Optional
 
 from ..astbinds import bound_into as _bound
+from ..knowledge.structures import MUTATING_METHODS, QUEUES
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_CALLS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
@@ -321,10 +322,12 @@ def lazy_statements(lines: list) -> Optional[tuple]:
 # -- module state written by defs (the plan's units and the masking) ---------------------------
 _WORD = re.compile(r"[A-Za-z_]\w*")   # as the plan's units read names (toplevel.IDENT)
 # ``X = []``, ``X: dict = {}``, ``X = collections.defaultdict(list)``: a module's container
-_CONTAINER = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\[{]|(?:collections[ \t]*\.[ \t]*)?"
-                        r"(?:list|dict|set|defaultdict|OrderedDict|deque)[ \t]*\()", re.M)
+# (or a queue: knowledge/structures.py QUEUES, ``Q = queue.Queue()``)
+_CONTAINER = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\[{]|(?:(?:collections|queue|asyncio)[ \t]*\.[ \t]*)?"
+                        r"(?:list|dict|set|defaultdict|OrderedDict|deque|%s)[ \t]*\()"
+                        % "|".join(sorted({q.rsplit(".", 1)[1] for q in QUEUES})), re.M)
 # the methods that change a container in place (analysis/structures.py: knowledge/structures.py MUTATING)
-_CHANGES = ("append", "extend", "insert", "update", "setdefault", "add", "appendleft")
+_CHANGES = tuple(sorted(MUTATING_METHODS | {"add"}))     # (and a set's add)
 # ``global X, Y`` inside a def
 _GLOBAL = re.compile(r"^[ \t]+global[ \t]+([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)", re.M)
 
