@@ -5,7 +5,10 @@
   (``torch.from_dlpack(state.PARAMS[i])``, proj5; fixtures/runtime/xstate);
 - a decorator imported from another module (``@gathered`` over a ``jax.jit`` with
   ``out_shardings``, proj2; fixtures/runtime/xdecorators): what its wrapper returns for the
-  decorated function is what the decorated name returns, a gathered result included.
+  decorated function is what the decorated name returns, a gathered result included;
+- a function of the importer that makes multi-device values handed to a class or a ``*args``
+  function of a module the plan leaves unparsed (``Pipeline(jnp.tanh, shard)(x)``,
+  fixtures/runtime/xcallables): that module is opened and the stages run.
 
 Each holds whichever module is linted, with the cache on or off; the fixtures run for real
 on 8 CPU devices: each flagged case fails through a flagged line, the others run."""
@@ -25,7 +28,8 @@ from jaxinterop_lint import Config, lint_paths
 from markers import expected
 
 RUNTIME = Path(__file__).resolve().parent.parent / "fixtures" / "runtime"
-FIXTURES = {"xstate": ("xs_main.py", ["xs_bridge.py"], 1), "xdecorators": ("xd_main.py", ["xd_main.py"], 2)}
+FIXTURES = {"xstate": ("xs_main.py", ["xs_bridge.py"], 1), "xdecorators": ("xd_main.py", ["xd_main.py"], 2),
+            "xcallables": ("xc_main.py", ["xc_main.py"], 2)}
 
 
 def _want(root: Path) -> set:

@@ -60,10 +60,9 @@ class ClassMixin:
         if any(b.kind == V.QNAME and b.qname in apis.ENUM_BASES for b in bases):
             # an enum's members: each constant of its body is an instance of the class
             cls.enum = True
-            member = Value(kind=V.INSTANCE, cls=cls)
             for name, v in cls.statics.items():
                 if not name.startswith("_") and v.kind not in (V.FUNC, V.CLASS):
-                    cls.statics[name] = member
+                    cls.statics[name] = V.member(cls, name)
         for base in bases:
             if base.kind == V.QNAME and base.qname in apis.CALL_METHODS:
                 cls.call_method = cls.call_method or apis.CALL_METHODS[base.qname]

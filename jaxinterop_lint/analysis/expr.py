@@ -194,7 +194,26 @@ class ExprMixin:
         if kind == V.SAFE_LIST:
             return V.SAFE_VALUE
         if kind == V.CLASS and getattr(recv.cls, "enum", False):
-            return Value(kind=V.INSTANCE, cls=recv.cls)      # ``Policy["REPLICATED"]``: a member
+            # ``Policy["REPLICATED"]``: that member, or one of them
+            name = V.keyword_of(key) if key is not None else None
+            found = recv.cls.statics.get(name) if name is not None else None
+            return found if found is not None and found.kind == V.INSTANCE else Value(kind=V.INSTANCE, cls=recv.cls)
+        if key is None and index is not None and len(node.slice) == 1:
+            key = V.member_key(index)    # ``PLACERS[Placement.LOCAL]``
+            pins = getattr(self.rec, "pinned", None)
+            held = node.slice[0].slice.value
+            if key is None and pins and isinstance(held, cst.Name) and held.value in pins \
+                    and type(pins[held.value]) in (str, int, bool):
+                key = V.item_key(pins[held.value])   # a parameter pinned to a call's constant
+            if key is None and recv.structured and recv.parts and recv.rest is None \
+                    and isinstance(node.slice[0].slice.value, (cst.Name, cst.Subscript, cst.Attribute)):
+                # a table of constant keys read with a module constant (``PLACERS[MODE]``,
+                # ``PLACERS[CONFIG["placement"]]``): that entry
+                from .constants import constant_scalar
+
+                folded = constant_scalar(self, node.slice[0].slice.value)
+                if type(folded) in (str, int, bool):
+                    key = V.item_key(folded)
         if kind == V.INSTANCE and recv.cls is not None and "__getitem__" in recv.cls.methods \
                 and len(node.slice) == 1 and not sliced:
             # ``ds[i]``: ``type(ds).__getitem__(ds, i)``
@@ -293,9 +312,11 @@ class ExprMixin:
         splats = []
         for el in node.elements:
             if isinstance(el, cst.DictElement):
-                self.eval(el.key)
+                k = self.eval(el.key)
                 v = self.eval(el.value)
                 key = constant_key(el.key)
+                if key is None:
+                    key = V.member_key(k)   # ``{Placement.LOCAL: place_local}``
                 if key is None:
                     rest = V.join(rest, v)
                 else:

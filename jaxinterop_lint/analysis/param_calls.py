@@ -180,7 +180,8 @@ class ParamCallsMixin:
     @staticmethod
     def is_source(v: V.Value) -> bool:
         """Whether ``v`` is a function whose calls make a multi-device value: a wrapped one
-        (pjit, shard_map: ``FuncInfo.source``), or a ``functools.partial`` of a placement
+        (pjit, shard_map: ``FuncInfo.source``), a function of the project whose summary
+        returns one whatever its arguments, or a ``functools.partial`` of a placement
         call (``apis.PLACEMENT_CALLS``) given a sharding that is not known to be on one
         device (``partial(jax.device_put, device=NamedSharding(mesh, P("data")))``)."""
         fi = v.func if v.kind == V.FUNC else None
@@ -188,6 +189,13 @@ class ParamCallsMixin:
             return False
         if fi.source is not None:
             return True
+        rec = fi.local
+        if rec is not None and not fi.bound and getattr(rec, "owner", None) is not None:
+            # a function of the project that returns a multi-device value whatever its
+            # arguments (``def shard(x): return jax.device_put(x, rows)`` with ``rows`` a
+            # module's sharding), handed to a class of a module the plan left unopened
+            ret = rec.owner.summary(rec).ret
+            return ret is not None and ret.multi is not None
         if fi.partial_of not in apis.PLACEMENT_CALLS:
             return False
         from .calls import _placement_arg

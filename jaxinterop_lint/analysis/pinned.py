@@ -125,6 +125,12 @@ class _Tests(FunctionLocals):
         if isinstance(node.subject, cst.Name):
             self.tested.add(node.subject.value)
 
+    def visit_Subscript(self, node) -> None:
+        # a key (``{"host": HostCopy, ...}[kind]``, ``EXPORTERS[kind]``): a table read by it
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.Name):
+            self.tested.add(node.slice[0].slice.value.value)
+
     def visit_MatchAs(self, node) -> None:
         if node.name is not None:
             self.bound.add(node.name.value)
@@ -231,9 +237,11 @@ def specialised(walker, rec, bind: dict, call, general):
 def _may_differ(summary) -> bool:
     """Whether a branch not taken can change what a call of a function with this (general)
     summary does: it exports, fills, stores or returns something multi-device or computed
-    from its parameters."""
+    from its parameters, or returns one of several functions, classes or instances of
+    different classes (a factory: ``make_exporter("host")``)."""
     return bool(summary.exports or summary.fields or summary.fills or summary.calls) \
-        or V.carries_multi(summary.ret) or V.carries_multi(summary.yields)
+        or V.carries_multi(summary.ret) or V.carries_multi(summary.yields) \
+        or summary.ret is not None and bool(summary.ret.others)   # one of several functions or classes
 
 
 def _held(pins: dict, node, const):

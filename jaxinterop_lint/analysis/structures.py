@@ -85,6 +85,8 @@ class StructureMixin(LibraryObjectMixin):
     def construct(self, node, cls, pos: list, kw: dict) -> Value:
         """``Cls(...)``: an instance whose fields are what ``__init__`` stores on ``self``
         (a user ``__init__``) or the arguments bound to the record's fields in order."""
+        if getattr(cls, "enum", False) and len(pos) == 1 and not kw:
+            return self.enum_lookup(cls, pos[0][1])
         init = cls.methods.get("__init__")
         if init is not None and init.kind == V.FUNC and init.func is not None and init.func.local is not None:
             inst = Value(kind=V.INSTANCE, cls=cls)
@@ -147,6 +149,26 @@ class StructureMixin(LibraryObjectMixin):
             if name in tuple_fields:
                 out = P.with_part(out, V.item_key(tuple_fields.index(name)), v)
         return out
+
+    def enum_lookup(self, cls, arg_node) -> Value:
+        """``Placement("local")`` of an enum class of the project: the member whose value
+        is that constant (a literal, or a module constant: ``Placement(CONFIG["mode"])``),
+        else one of its members (Python's ``Enum.__call__`` looks a member up by value)."""
+        from .constants import constant_scalar, literal_constant
+
+        wanted = constant_scalar(self, arg_node) if arg_node is not None else None
+        if wanted is not None:
+            body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
+            for stmt in body:
+                for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name) \
+                            and isinstance(small.value, (cst.SimpleString, cst.Integer)) \
+                            and literal_constant(small.value) == wanted:
+                        found = cls.statics.get(small.targets[0].target.value)
+                        if found is not None and found.kind == V.INSTANCE:
+                            return found
+        return Value(kind=V.INSTANCE, cls=cls)
 
     def record_method(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Optional[Value]:
         """``obj.replace(...)``, ``obj._replace(...)``, ``state.apply_gradients(...)`` on a

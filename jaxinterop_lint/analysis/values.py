@@ -103,6 +103,21 @@ def item_key(constant) -> str:
     return "[" + repr(constant)
 
 
+def member(cls, name: str) -> "Value":
+    """The member ``name`` of the enum class ``cls`` (a project class with a library enum
+    base: ``apis.ENUM_BASES``): an instance of it that knows which member it is (its
+    ``qname``, ``Placement.LOCAL``), so that a dict keyed by members is read by member."""
+    return Value(kind=INSTANCE, cls=cls, qname=f"{cls.name}.{name}")
+
+
+def member_key(value: "Value") -> Optional[str]:
+    """The part key of ``value`` used as a subscript or dict key when it is one known enum
+    member (:func:`member`): ``"[<Placement.LOCAL>"``, which no constant's key spells; else None."""
+    if value.kind == INSTANCE and value.qname and getattr(value.cls, "enum", False) and not value.others:
+        return "[<" + value.qname + ">"
+    return None
+
+
 def keyword_of(key: str) -> Optional[str]:
     """The string of an item key written for a string constant that can be a keyword
     argument's name (``"['device'"`` -> ``"device"``), else None: :func:`item_key`'s inverse."""
@@ -343,6 +358,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         kind, base = INSTANCE, a
     elif b.kind == INSTANCE and not a.structured and a.kind in (SAFE, UNKNOWN, ARRAY):
         kind, base = INSTANCE, b
+    elif a.kind in _CALLABLE and b.kind in _CALLABLE and multi_origin is None and not deps \
+            and not a.structured and not b.structured and "builtins.None" not in (a.qname, b.qname):
+        # a library function and a project function (``for step in (jnp.tanh, shard)``):
+        # a call of the joined value may run either (calls.apply runs each of ``others``)
+        kind, base = a.kind, a
+        others = _alternatives(a, b)
     elif multi_origin is not None or deps:
         kind, base = ARRAY, Value(kind=ARRAY)
     elif {a.kind, b.kind} <= {SAFE, FOREIGN}:
@@ -365,7 +386,8 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         elements, parts, rest = _join_structure(a, b)
         depth = max(a.depth, b.depth)
     return Value(
-        kind=kind, multi=multi_origin, deps=deps, qname=base.qname, func=base.func,
+        kind=kind, multi=multi_origin, deps=deps, func=base.func,
+        qname=base.qname if kind != INSTANCE or a.qname == b.qname else None,     # (enum members)
         desc=base.desc if a.desc == b.desc or kind not in (MESH, DEVICE_LIST) else None,
         donated=a.donated or b.donated, false_guard=a.false_guard or b.false_guard,
         param_array=a.param_array or b.param_array, elements=elements, parts=parts, rest=rest,

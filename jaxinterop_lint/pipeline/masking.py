@@ -277,14 +277,17 @@ class Masker:
         callers_of = set(callers_of).union(*(self.defines[i] for i, d in enumerate(self.is_def)
                                              if self.base[i] and not self.imports[i]))
         # ... and so may a function that calls one of them (``def relay(b): return
-        # to_torch(b)``): the closure, so that a caller of a caller is kept too.
+        # to_torch(b)``), or a module-level name bound to a table of them (``EXPORTERS =
+        # {"zerocopy": ZeroCopyExporter}``, read by ``EXPORTERS[kind]()``): the closure, so
+        # that a caller of a caller is kept too.
         grew = True
         while grew:
             grew = False
             frozen = frozenset(callers_of)
             rx = self._names_re(frozen)
             for i, d in enumerate(self.is_def):
-                if (d or i in self.registers) and not self.defines[i] <= callers_of and self._uses_any(i, frozen, rx):
+                if (d or i in self.registers or self.defines[i] and not self.imports[i]) \
+                        and not self.defines[i] <= callers_of and self._uses_any(i, frozen, rx):
                     callers_of |= self.defines[i]
                     grew = True
         callers_of = frozenset(callers_of)
