@@ -63,6 +63,7 @@ class ClassMixin:
             for name, v in cls.statics.items():
                 if not name.startswith("_") and v.kind not in (V.FUNC, V.CLASS):
                     cls.statics[name] = V.member(cls, name)
+            cls.enum_values = _member_values(body)
         for base in bases:
             if base.kind == V.QNAME and base.qname in apis.CALL_METHODS:
                 cls.call_method = cls.call_method or apis.CALL_METHODS[base.qname]
@@ -258,3 +259,20 @@ def _self_writes(fn, self_name: str):
         elif isinstance(node, cst.Else):
             todo.append(node.body)
     return found | {aliases[n] for n in changed if n in aliases}
+
+
+def _member_values(body) -> dict:
+    """``{literal: member name}`` of the members an enum's ``body`` (its statements) binds
+    to a literal (``LOCAL = "local"``): what ``Placement("local")`` looks up."""
+    from .constants import literal_constant
+
+    out = {}
+    for stmt in body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name) \
+                    and isinstance(small.value, (cst.SimpleString, cst.Integer)):
+                value = literal_constant(small.value)
+                if value is not None:
+                    out.setdefault(value, small.targets[0].target.value)
+    return out

@@ -206,12 +206,12 @@ class ExprMixin:
                     and type(pins[held.value]) in (str, int, bool):
                 key = V.item_key(pins[held.value])   # a parameter pinned to a call's constant
             if key is None and recv.structured and recv.parts and recv.rest is None \
-                    and isinstance(node.slice[0].slice.value, (cst.Name, cst.Subscript, cst.Attribute)):
+                    and isinstance(held, (cst.Name, cst.Subscript, cst.Attribute)):
                 # a table of constant keys read with a module constant (``PLACERS[MODE]``,
                 # ``PLACERS[CONFIG["placement"]]``): that entry
                 from .constants import constant_scalar
 
-                folded = constant_scalar(self, node.slice[0].slice.value)
+                folded = constant_scalar(self, held)
                 if type(folded) in (str, int, bool):
                     key = V.item_key(folded)
         if kind == V.INSTANCE and recv.cls is not None and "__getitem__" in recv.cls.methods \

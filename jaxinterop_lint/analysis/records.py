@@ -75,6 +75,7 @@ class ClassRecord:
     call_method: Optional[str] = None   # the method a call of an instance runs (apis.CALL_METHODS)
     bases: tuple = ()   # the ClassRecords of its bases of this project, in order (``super()``)
     enum: bool = False  # a subclass of a library enum (apis.ENUM_BASES): its body's constants are its members
+    enum_values: dict = field(default_factory=dict)    # an enum's literal member values -> member names
     thread: bool = False    # a subclass of threading.Thread (knowledge/structures.py THREAD_CLASSES): start() runs run()
 
 

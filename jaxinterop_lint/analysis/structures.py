@@ -154,20 +154,13 @@ class StructureMixin(LibraryObjectMixin):
         """``Placement("local")`` of an enum class of the project: the member whose value
         is that constant (a literal, or a module constant: ``Placement(CONFIG["mode"])``),
         else one of its members (Python's ``Enum.__call__`` looks a member up by value)."""
-        from .constants import constant_scalar, literal_constant
+        from .constants import constant_scalar
 
         wanted = constant_scalar(self, arg_node) if arg_node is not None else None
-        if wanted is not None:
-            body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
-            for stmt in body:
-                for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
-                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                            and isinstance(small.targets[0].target, cst.Name) \
-                            and isinstance(small.value, (cst.SimpleString, cst.Integer)) \
-                            and literal_constant(small.value) == wanted:
-                        found = cls.statics.get(small.targets[0].target.value)
-                        if found is not None and found.kind == V.INSTANCE:
-                            return found
+        name = getattr(cls, "enum_values", {}).get(wanted) if wanted is not None else None
+        found = cls.statics.get(name) if name is not None else None
+        if found is not None and found.kind == V.INSTANCE:
+            return found
         return Value(kind=V.INSTANCE, cls=cls)
 
     def record_method(self, node, recv: Value, attr: str, pos: list, kw: dict) -> Optional[Value]:
