@@ -85,3 +85,18 @@ def test_a_constant_shape_and_an_imported_constant(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "wide.py:" in r.stdout and "one.py:" not in r.stdout and "shape.py:" not in r.stdout, r.stdout
+
+
+def test_what_the_text_may_change_is_no_constant():
+    # one pass over the text finds every name written besides its binding: a ``global``
+    # line, ``NAME[...] =`` (also inside another subscript), ``NAME.attr =``, ``NAME.update(``
+    text = ("A = 1\nB = 2\nC = 3\nD = {'k': 1}\nE = {'k': 1}\nF = 4\nG = 5\nH = 6\nKEEP = 7\n"
+            "def f():\n    global A, B\n    A = 2\n"
+            "D['k'] = 2\nE.update(k=3)\nX = [0]\nX[C] = 1\n"
+            "class K:\n    pass\nK.n = F\nW = {}\nW[G[0]] = 1\nH.x += 1\n"
+            "print(KEEP == 7, KEEP[0], KEEP.real)\n")
+    found = text_constants(text)
+    assert found.get("KEEP") == 7
+    assert not {"A", "B", "D", "E", "H"} & {k if isinstance(k, str) else k[0] for k in found}
+    assert found.get("C") == 3 and found.get("F") == 4     # read, not written
+    assert "G" not in found     # ``G[0]] = 1``: a superset, as the regex of one name was

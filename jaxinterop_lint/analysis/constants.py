@@ -257,20 +257,30 @@ def module_constants(text: str) -> tuple:
         for k in binds(stmt):   # a name another statement binds is bound twice: no constant
             bound[k] = bound.get(k, 0) + 1
     out = {}
+    changed = _changed_names(text) if found else frozenset()
     for k, v in found.items():
         name = k if isinstance(k, str) else k[0]
-        if bound.get(name) != 1 or _changed(name, text):
+        if bound.get(name) != 1 or name in changed:
             continue
         out[k] = v
     return out, imported
 
 
-def _changed(name: str, source: str) -> bool:
-    """Whether the text may change ``name`` besides its one binding."""
-    e = re.escape(name)
-    return re.search(r"\bglobal\b[^\n]*\b%s\b|(?<![\w.])%s[ \t]*(?:\[[^\n=]*\][ \t]*(?:[-+*/]?=)(?!=)|"
-                     r"\.[ \t]*\w+[ \t]*(?:[-+*/]?=)(?!=)|\.[ \t]*(?:update|setdefault|pop|clear)[ \t]*\()"
-                     % (e, e), source) is not None
+# what in a module's text may change a name besides its one binding (a superset): a
+# ``global`` statement naming it, ``NAME[...] =``, ``NAME.attr =``, ``NAME.update(`` and kin
+_GLOBAL_LINE = re.compile(r"\bglobal\b([^\n]*)")
+_WORD = re.compile(r"\w+")
+_WRITTEN = re.compile(r"(?<![\w.])(\w+)(?=[ \t]*(?:\[[^\n=]*\][ \t]*(?:[-+*/]?=)(?!=)|"
+                      r"\.[ \t]*\w+[ \t]*(?:[-+*/]?=)(?!=)|\.[ \t]*(?:update|setdefault|pop|clear)[ \t]*\())")
+
+
+def _changed_names(source: str) -> frozenset:
+    """The names the text may change besides their one binding, read in one pass each
+    (a ``global`` line's words after ``global``; a name written through a subscript, an
+    attribute, or a mutating method)."""
+    names = {w for m in _GLOBAL_LINE.finditer(source) for w in _WORD.findall(m.group(1))}
+    names.update(m.group(1) for m in _WRITTEN.finditer(source))
+    return frozenset(names)
 
 
 def _constants_of(walker, name: str) -> tuple:
@@ -371,6 +381,9 @@ class _Known:
     def get(self, key):
         name, rest = (key, ()) if isinstance(key, str) else (key[0], tuple(key[1:]))
         walker = self.walker
+        pins = getattr(walker, "pinned", None)
+        if pins and name in pins and not rest and type(pins[name]) in (int, str, bool):
+            return pins[name]   # a parameter pinned to a call's constant (``initialize(1)``: pinned.py)
         if walker.rec is not None and walker.env is not None and name in walker.env:
             value = _local_assignments(walker).get(name) if self.local and self.depth < 8 else None
             if value is None:

@@ -18,6 +18,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ..knowledge import apis
 from . import values as V
 from .module_state import FunctionLocals
 from .records import default_node
@@ -104,6 +105,12 @@ def _literals(node) -> Optional[tuple]:
     return out if all(v is not NOT_LITERAL for v in out) else None
 
 
+# the calls whose first argument is a mesh's shape, by their last name (``make_mesh``, a
+# device array's ``reshape``): a parameter there is pinned to a call's constant like a tested one
+_SHAPE_CALLS = frozenset({q.rsplit(".", 1)[-1] for q in apis.MESH_SHAPE_CALLS}
+                         | {m for m, how in apis.DEVICE_ARRAY_METHODS.items() if how == "reshape"})
+
+
 class _Tests(FunctionLocals):
     """The names a function's tests compare with constants (besides what
     :class:`~.module_state.FunctionLocals` collects: the names its body binds)."""
@@ -130,6 +137,22 @@ class _Tests(FunctionLocals):
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
                 and isinstance(node.slice[0].slice.value, cst.Name):
             self.tested.add(node.slice[0].slice.value.value)
+
+    def visit_Slice(self, node) -> None:
+        # a bound of a slice (``jax.devices()[:n]``): a device list's, and so a mesh's, size
+        for bound in (node.lower, node.upper):
+            if isinstance(bound, cst.Name):
+                self.tested.add(bound.value)
+
+    def visit_Call(self, node) -> None:
+        # a mesh's shape (``jax.make_mesh((n,), ...)``, ``devices.reshape(shape)``)
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in _SHAPE_CALLS and node.args:
+            shape = node.args[0].value
+            for e in shape.elements if isinstance(shape, (cst.Tuple, cst.List)) else (node.args[0],):
+                if isinstance(e.value, cst.Name):
+                    self.tested.add(e.value.value)
 
     def visit_MatchAs(self, node) -> None:
         if node.name is not None:
@@ -238,10 +261,12 @@ def _may_differ(summary) -> bool:
     """Whether a branch not taken can change what a call of a function with this (general)
     summary does: it exports, fills, stores or returns something multi-device or computed
     from its parameters, or returns one of several functions, classes or instances of
-    different classes (a factory: ``make_exporter("host")``)."""
+    different classes (a factory: ``make_exporter("host")``), or returns a mesh or a
+    sharding (``make(n)``: its size may be a parameter's)."""
     return bool(summary.exports or summary.fields or summary.fills or summary.calls) \
         or V.carries_multi(summary.ret) or V.carries_multi(summary.yields) \
-        or summary.ret is not None and bool(summary.ret.others)   # one of several functions or classes
+        or summary.ret is not None and bool(summary.ret.others) \
+        or summary.ret is not None and summary.ret.kind in (V.MESH, V.SHARDING)   # sized by a parameter
 
 
 def _held(pins: dict, node, const):
