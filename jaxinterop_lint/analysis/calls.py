@@ -137,6 +137,11 @@ class CallMixin(FactsMixin):
                 # configuration says what it does (README "Configuration")
                 return self.library_call(node, fi.qname, pos, kw)
             result = self.func_call(node, fi, pos, kw)
+            if f.placed_by is not None and fi.source is not None:
+                # a wrapper on a parameter's mesh (:meth:`wrapper_mesh`): its results are
+                # placed on that mesh, which the callers say
+                placed = Value(kind=V.ARRAY, placed_by=f.placed_by)
+                result = placed if not result.structured else P.map_leaves(result, lambda _: placed)
             if fi.propagate and fi.source is None:
                 result = self.under_mesh(node, result, self.text(node.func) + "(...)" if hasattr(node, "func") else "a jitted call")
             return result
@@ -451,7 +456,24 @@ class CallMixin(FactsMixin):
             donate_names = donate_names | _literals(kw.get("donate_argnames"), cst.SimpleString)
         return Value(kind=V.FUNC, func=replace(
             base, source=source, propagate=base.propagate or qn in apis.PROPAGATING_WRAPPERS or source is not None,
-            donate=donate, donate_names=donate_names, partial_of=None))
+            donate=donate, donate_names=donate_names, partial_of=None),
+            placed_by=self.wrapper_mesh(node, qn, pos, kw) if source is not None and base.source is None else None)
+
+    def wrapper_mesh(self, node, qn: str, pos, kw: dict):
+        """For a source wrapper whose ``mesh=`` is (a part of) a parameter (``def smap(mesh):
+        return jax.shard_map(f, mesh=mesh, ...)``), the placement on that mesh, as
+        ``jax.device_put`` on a sharding built on it has (``Value.placed_by``): a call of the
+        function made, and a caller of the function making it, resolve it with their mesh
+        (instantiate.py: a one-device mesh makes it no source); else None."""
+        where = apis.WRAPPER_PLACEMENTS.get(qn)
+        if where is None or where[0] != "mesh" or self.rec is None:
+            return None
+        _, index, name = where
+        arg = pos[index] if 0 <= index < len(pos) else kw.get(name)
+        ref = arg[0].ref if arg is not None else None
+        if ref is None or arg[0].kind in (V.MESH, V.SHARDING, V.DEVICE):
+            return None
+        return (ref[0], ref[1] + (ON_MESH,)), _WRAPPER_NAMES.get(qn, _short(qn)), node, self.function
 
 
     def one_device_wrapper(self, qn: str, pos, kw: dict) -> bool:

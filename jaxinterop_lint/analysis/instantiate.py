@@ -6,6 +6,7 @@ returns (:meth:`InstantiateMixin.map_guard`).  Split from :mod:`.invoke`, which 
 calls."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from . import parts as P
@@ -14,6 +15,10 @@ from . import values as V
 from .facts import ON_MESH, sharding_on
 from .imports import dotted
 from .values import Origin, Value
+
+
+# the descriptions ``calls.wrapper_mesh`` gives a wrapper on a parameter's mesh
+_MESH_WRAPPERS = frozenset({"jax.shard_map", "shard_map"})
 
 
 def _on_one_device_mesh(ret: Value, placed) -> bool:
@@ -145,6 +150,8 @@ class InstantiateMixin:
             rest = None if ret.rest is None else self.instantiate(ret.rest, bind, rec, node)
             return P.build(elements, parts, rest, kind=V.INSTANCE if ret.kind == V.INSTANCE else None,
                            cls=ret.cls, container=ret.container)
+        if ret.kind == V.FUNC and ret.placed_by is not None and ret.func is not None:
+            return self._wrapper_on(ret, bind, rec, node)
         out = None
         placed = self.placed_through(ret.placed_by, bind, rec, node) if ret.placed_by is not None else None
         if ret.multi is not None and not _on_one_device_mesh(ret, placed):
@@ -193,6 +200,18 @@ class InstantiateMixin:
             out = V.evolve(out, guard=guard[0], count_of=guard[1])
         return out
 
+    def _wrapper_on(self, ret: Value, bind: dict, rec, node) -> Value:
+        """A returned source wrapper on a parameter's mesh (``calls.wrapper_mesh``) seen at
+        a call: no source on a one-device mesh the call gives, a placement on the caller's
+        own parameter when it hands that on, else the wrapper as it is."""
+        placed = self.placed_through(ret.placed_by, bind, rec, node)
+        out = V.evolve(ret, placed_by=None, deps=frozenset(), ref=None)
+        if placed is not None and placed.kind == V.SAFE:
+            return V.evolve(out, func=replace(ret.func, source=None))
+        if placed is not None and placed.placed_by is not None:
+            return V.evolve(out, placed_by=placed.placed_by)
+        return out
+
     def placed_through(self, placed_by: tuple, bind: dict, rec, node):
         """``jax.device_put(x, s)`` inside a callee where ``s`` is (a part of) a parameter:
         what the caller's argument makes of it."""
@@ -219,7 +238,8 @@ class InstantiateMixin:
         if target.kind == V.DEVICE or target.kind == V.MESH and placements.single(target):
             return V.SAFE_VALUE
         if target.kind == V.MESH or on_mesh:   # a sharding the callee built on the caller's mesh
-            return V.multi(Origin(f"{desc} with a NamedSharding on `{self.text(arg[1])}`", node, self.ma,
+            on = "on the mesh" if desc in _MESH_WRAPPERS else "with a NamedSharding on"
+            return V.multi(Origin(f"{desc} {on} `{self.text(arg[1])}`", node, self.ma,
                                   self.function).step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
         return None
 
