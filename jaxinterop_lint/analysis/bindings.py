@@ -254,14 +254,10 @@ class BindingMixin:
             elif action == conditions.NOT_ARRAY:
                 # a value of this function that is no container (a parameter may be a pytree
                 # of arrays: what its caller passes decides, as before)
-                # a parameter's value becomes the part of the argument that is no array
-                # (values.NOT_ARRAY: a caller passing an array never takes this branch)
                 current = self.read_key(key)
                 if not current.structured and current.kind in (V.ARRAY, V.UNKNOWN) and current.ref is None \
                         and not current.deps:
                     self.write_key(key, V.SAFE_VALUE)
-                elif not current.structured and current.kind == V.ARRAY and current.deps:
-                    self.write_key(key, P.read(current, V.NOT_ARRAY))
             else:
                 node = action[1] if isinstance(action, tuple) else test
                 current = self.read_key(key)

@@ -187,11 +187,7 @@ def _ref_part(value: Value, key: str) -> Optional[Value]:
 def read(value: Value, key: str) -> Value:
     """The part ``key`` of ``value``.  A listed part is itself; an attribute an instance does
     not list is its class's; an entry or element at an unknown or unlisted key is the join of
-    every entry and element; an unstructured value's part is :func:`~.values.extend`'s.
-    :data:`~.values.NOT_ARRAY` is the value where it is no JAX array itself: a container or
-    an instance is itself, an array none (safe), a parameter's a part of its argument."""
-    if key == V.NOT_ARRAY:
-        return _not_array(value)
+    every entry and element; an unstructured value's part is :func:`~.values.extend`'s."""
     if not value.structured:
         if key[0] == ".":
             if value.kind == V.INSTANCE:
@@ -223,15 +219,6 @@ def read(value: Value, key: str) -> Value:
         return V.join(V.SAFE_VALUE, _ref_part(value, key))
     out = V.join(_item_join(value), _ref_part(value, key))
     return out if out is not None else V.UNKNOWN_VALUE
-
-
-def _not_array(value: Value) -> Value:
-    """``value`` where ``not isinstance(value, jax.Array)`` holds (:func:`read`)."""
-    if value.structured or value.kind != V.ARRAY:
-        return value
-    if value.ref is None and not value.deps:
-        return V.SAFE_VALUE     # an array (a known source, or computed from one): the branch never runs
-    return V.extend(V.evolve(value, multi=None), V.NOT_ARRAY)   # the sources joined in are arrays too
 
 
 def _instance_attr(value: Value, key: str, stored: Optional[Value] = None) -> Value:
