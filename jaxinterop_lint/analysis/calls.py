@@ -445,7 +445,7 @@ class CallMixin(FactsMixin):
             single_out = _single_placement(kw["out_shardings"]) if "out_shardings" in kw else \
                 bool(present) and all(_single_placement(kw[k]) for k in present)
             if (not required or present) and not single_out and not self.one_device_wrapper(qn, pos, kw):
-                what = _WRAPPER_NAMES.get(qn, _short(qn)) + " function"
+                what = wrapper_name(qn) + " function"
                 if present:
                     what = f"{what} with {'/'.join(sorted(present))}"
                 source = Origin(what, node, self.ma, self.function)
@@ -473,7 +473,7 @@ class CallMixin(FactsMixin):
         ref = arg[0].ref if arg is not None else None
         if ref is None or arg[0].kind in (V.MESH, V.SHARDING, V.DEVICE):
             return None
-        return (ref[0], ref[1] + (ON_MESH,)), _WRAPPER_NAMES.get(qn, _short(qn)), node, self.function
+        return (ref[0], ref[1] + (ON_MESH,)), wrapper_name(qn), node, self.function
 
 
     def one_device_wrapper(self, qn: str, pos, kw: dict) -> bool:
@@ -516,6 +516,15 @@ def _literals(arg: Optional[Arg], kind) -> frozenset:
 
 
 _WRAPPER_NAMES = {"jax.experimental.pjit.pjit": "pjit", "jax.experimental.shard_map.shard_map": "shard_map"}
+
+
+def wrapper_name(qn: str) -> str:
+    """How messages name the wrapper ``qn`` (``shard_map``, ``jax.shard_map``, ``pjit``)."""
+    return _WRAPPER_NAMES.get(qn, _short(qn))
+
+
+# the names of the wrappers placed on a ``mesh=`` (:meth:`CallMixin.wrapper_mesh`'s descriptions)
+MESH_WRAPPER_NAMES = frozenset(wrapper_name(q) for q, (what, _, _) in apis.WRAPPER_PLACEMENTS.items() if what == "mesh")
 
 _PROPAGATING_BUILTINS = frozenset({
     "builtins.list", "builtins.tuple", "builtins.zip", "builtins.enumerate", "builtins.iter",

@@ -283,6 +283,13 @@ def _changed_names(source: str) -> frozenset:
     return frozenset(names)
 
 
+def pinned_scalar(pins: Optional[dict], name: str):
+    """The string, int or bool ``pins`` (parameter -> constant: :mod:`.pinned`) fixes the
+    parameter ``name`` to, or None (not pinned, or pinned to an instance of a class)."""
+    value = pins.get(name) if pins else None
+    return value if type(value) in (str, int, bool) else None
+
+
 def _constants_of(walker, name: str) -> tuple:
     """``(constants, key prefix)`` where ``name`` (a name the walked module uses) is found:
     the module's own constants, or those of the project module it imports ``name`` from
@@ -381,9 +388,9 @@ class _Known:
     def get(self, key):
         name, rest = (key, ()) if isinstance(key, str) else (key[0], tuple(key[1:]))
         walker = self.walker
-        pins = getattr(walker, "pinned", None)
-        if pins and name in pins and not rest and type(pins[name]) in (int, str, bool):
-            return pins[name]   # a parameter pinned to a call's constant (``initialize(1)``: pinned.py)
+        pinned = pinned_scalar(getattr(walker, "pinned", None), name) if not rest else None
+        if pinned is not None:
+            return pinned   # a parameter pinned to a call's constant (``initialize(1)``: pinned.py)
         if walker.rec is not None and walker.env is not None and name in walker.env:
             value = _local_assignments(walker).get(name) if self.local and self.depth < 8 else None
             if value is None:

@@ -14,6 +14,7 @@ from . import placements
 from . import values as V
 from . import versions
 from . import conditions, pinned
+from .constants import constant_scalar, pinned_scalar
 from .conditions import ALL as SINGLE
 from .env import single_device
 from .events import RemovedEvent, SinkEvent
@@ -200,17 +201,14 @@ class ExprMixin:
             return found if found is not None and found.kind == V.INSTANCE else Value(kind=V.INSTANCE, cls=recv.cls)
         if key is None and index is not None and len(node.slice) == 1:
             key = V.member_key(index)    # ``PLACERS[Placement.LOCAL]``
-            pins = getattr(self.rec, "pinned", None)
             held = node.slice[0].slice.value
-            if key is None and pins and isinstance(held, cst.Name) and held.value in pins \
-                    and type(pins[held.value]) in (str, int, bool):
-                key = V.item_key(pins[held.value])   # a parameter pinned to a call's constant
+            pinned_key = pinned_scalar(self.pinned, held.value) if isinstance(held, cst.Name) else None
+            if key is None and pinned_key is not None:
+                key = V.item_key(pinned_key)   # a parameter pinned to a call's constant
             if key is None and recv.structured and recv.parts and recv.rest is None \
                     and isinstance(held, (cst.Name, cst.Subscript, cst.Attribute)):
                 # a table of constant keys read with a module constant (``PLACERS[MODE]``,
                 # ``PLACERS[CONFIG["placement"]]``): that entry
-                from .constants import constant_scalar
-
                 folded = constant_scalar(self, held)
                 if type(folded) in (str, int, bool):
                     key = V.item_key(folded)

@@ -12,13 +12,10 @@ from typing import Optional
 from . import parts as P
 from . import placements
 from . import values as V
+from .calls import MESH_WRAPPER_NAMES
 from .facts import ON_MESH, sharding_on
 from .imports import dotted
 from .values import Origin, Value
-
-
-# the descriptions ``calls.wrapper_mesh`` gives a wrapper on a parameter's mesh
-_MESH_WRAPPERS = frozenset({"jax.shard_map", "shard_map"})
 
 
 def _on_one_device_mesh(ret: Value, placed) -> bool:
@@ -238,7 +235,7 @@ class InstantiateMixin:
         if target.kind == V.DEVICE or target.kind == V.MESH and placements.single(target):
             return V.SAFE_VALUE
         if target.kind == V.MESH or on_mesh:   # a sharding the callee built on the caller's mesh
-            on = "on the mesh" if desc in _MESH_WRAPPERS else "with a NamedSharding on"
+            on = "on the mesh" if desc in MESH_WRAPPER_NAMES else "with a NamedSharding on"
             return V.multi(Origin(f"{desc} {on} `{self.text(arg[1])}`", node, self.ma,
                                   self.function).step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
         return None
