@@ -98,3 +98,47 @@ def test_one_file_without_a_stored_result_fills_the_cache_for_the_next_save(tmp_
     second = session_of(lib, use_cache=True)
     assert second.lint_text(LIB, str(lib)).findings == []
     assert second._plan is None          # answered from the stored result, with no plan (_holds_alone)
+
+
+def _chain(root, links: int = 20):
+    """``pkg/use.py`` exports what ``f0`` returns, and ``f0`` ... ``f{links}`` hand it on
+    through ``links`` modules: the decision about ``use.py`` reads more files than a result
+    keeps as its own dependencies (``MAX_PLAN_DEPS``), so it is stored with an epoch."""
+    for i in range(links):
+        (root / "pkg" / f"m{i}.py").write_text(f"from pkg.m{i + 1} import f{i + 1}\n\n\ndef f{i}(x):\n"
+                                               f"    return f{i + 1}(x)\n")
+    (root / "pkg" / f"m{links}.py").write_text(f"def f{links}(x):\n    return x\n")
+    use = root / "pkg" / "use.py"
+    use.write_text("import torch\nfrom pkg.m0 import f0\n\n\ndef run(x):\n    return torch.from_dlpack(f0(x))\n")
+    return use
+
+
+def test_one_file_whose_plan_reads_much_of_the_project_is_stored_for_the_next_save(tmp_path, session_of, monkeypatch):
+    """Issue 16: flake8 on one file of transformers before any command-line run planned
+    again on every save (1.1 s against flake8's 0.2 s): a decision that read more than
+    ``MAX_PLAN_DEPS`` files was kept only by a whole-project run's epoch.  The editor's
+    run now stores one; an edit of a file the plan read (a JAX source at the end of the
+    chain) makes the next save plan again and report the export."""
+    from jaxinterop_lint.pipeline import results_store, run
+
+    root = _project(tmp_path)
+    use = _chain(root, links=results_store.MAX_PLAN_DEPS + 4)
+    text = use.read_text()
+    first = session_of(use, use_cache=True)
+    assert first.lint_text(text, str(use)).findings == []
+    assert first.plan.reach_asked and first.plan.consulted(str(use), results_store.MAX_PLAN_DEPS) is None
+    first.save()
+    monkeypatch.setattr(run, "_SHARED", {})
+    second = session_of(use, use_cache=True)
+    assert second.lint_text(text, str(use)).findings == []
+    assert second._plan is None          # the stored result and its epoch hold: no plan
+    last = root / "pkg" / f"m{results_store.MAX_PLAN_DEPS + 4}.py"
+    last.write_text("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+                    f"def f{results_store.MAX_PLAN_DEPS + 4}(x):\n"
+                    "    mesh = jax.make_mesh((len(jax.devices()),), ('x',))\n"
+                    "    return jax.device_put(x, NamedSharding(mesh, P('x')))\n")
+    monkeypatch.setattr(run, "_SHARED", {})
+    third = session_of(use, use_cache=True)
+    found = third.lint_text(text, str(use)).findings
+    assert [(f.code, f.line) for f in found] == [("JXI002", 6)]
+    assert third._plan is not None

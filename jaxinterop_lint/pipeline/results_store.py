@@ -132,14 +132,21 @@ class StoreMixin:
             self.store.put(path, digest, self.reader.stamp_to_store(path),
                            summary={"data": data, "deps": deps, "absent": self.plan.absent([path, *deps])})
 
-    def _store_epoch(self) -> None:
+    def _store_epoch(self, keep_holding: bool = False) -> None:
         """Store the results waiting for an epoch: the hashes of every file whose facts the
         plan read this run (and the files whose creation would change its imports), kept
         once under :data:`EPOCH`; each waiting result names that epoch.  A warm run checks
-        the epoch once (the hashes are those it stats anyway) instead of re-planning."""
+        the epoch once (the hashes are those it stats anyway) instead of re-planning.
+        ``keep_holding`` (a file linted alone: flake8 in an editor) stores none when the
+        stored epoch still holds: a run of the whole project made it, for the results of
+        every file, and the decision about one file read less of the project."""
         waiting, self._waiting = self._waiting, None
         if not waiting or self.store.folder is None:
             return
+        if keep_holding:
+            old = self.store.get(os.path.join(self.store.folder, EPOCH))
+            if old is not None and isinstance(old.get("hash"), str) and self._epoch_holds(old["hash"]):
+                return
         read = sorted(p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts)
         deps = {p: self.reader.digest(p) for p in read}
         if any(d is None for d in deps.values()):
