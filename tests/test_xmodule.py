@@ -327,3 +327,48 @@ def test_torch_callers_no_jax_reaches_give_no_contexts_and_are_never_parsed(tmp_
     assert "called from first()" in result.findings[0].message
     parsed = {os.path.relpath(p, root) for p in PARSES}
     assert not parsed & {"pkg/torch_user.py", "pkg/torch_helper.py", "pkg/torch_caller.py"}, parsed
+
+
+def test_names_read_on_an_imported_package_reach_the_module_defining_them(tmp_path):
+    """hunt45 proj7: ``import lib`` then ``lib.as_torch(lib.data_parallel(x))``, both names
+    re-exported by ``lib/__init__.py`` from its submodules, in a caller naming no consumer:
+    the plan's import graph takes them from the submodules, so the caller gives the sink's
+    module its calling context (before, the package taken whole counted only for what its
+    ``__init__`` itself defines, and nothing was found).  A package name the caller does not
+    read as an attribute links nothing; the command line and flake8 on both files agree."""
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "lib/__init__.py": "from lib.sharding import data_parallel\nfrom lib.interop import as_torch\n",
+        "lib/interop.py": """
+            import torch
+            def as_torch(x):
+                return torch.from_dlpack(x)
+        """,
+        "lib/sharding.py": """
+            import jax
+            from jax.sharding import NamedSharding, PartitionSpec as P
+            def data_parallel(x):
+                mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+                return jax.device_put(x, NamedSharding(mesh, P("d")))
+        """,
+        "main.py": """
+            import jax.numpy as jnp
+            import lib
+            def run():
+                y = lib.data_parallel(jnp.ones((8, 2)))
+                return lib.as_torch(y * 2)
+        """,
+        "other.py": """
+            import jax.numpy as jnp
+            import lib
+            def host(x):
+                return jnp.asarray(x)
+        """,
+    })
+    result = lint_paths([str(tmp_path)], Config(), use_cache=False)
+    assert _found(result, tmp_path) == [("lib/interop.py", 4, "JXI002")]
+    assert "when as_torch() is called from run()" in result.findings[0].message
+    r = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "main.py", "lib/interop.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert [ln.split(":")[:2] for ln in r.stdout.splitlines()] == [["./lib/interop.py", "4"]] or \
+        [ln.split(":")[:2] for ln in r.stdout.splitlines()] == [["lib/interop.py", "4"]], r.stdout + r.stderr

@@ -345,7 +345,13 @@ class CallMixin(FactsMixin):
         if target.kind == V.SHARDING:
             if target.desc in ("PartitionSpec", "P") and placements.single(self.mesh_context()):
                 return V.SAFE_VALUE
-            return V.multi(Origin(f"{_short(qn)} with {target.desc}", node, self.ma, self.function))
+            placed = V.multi(Origin(f"{_short(qn)} with {target.desc}", node, self.ma, self.function))
+            tree = first[0] if first is not None else None
+            if tree is not None and tree.structured and tree.kind != V.INSTANCE and tree.container in ("dict", "list", "tuple"):
+                # a dict or list put whole on a sharding keeps its keys, each leaf placed
+                # (``batch.get("weights")`` of a dict without that key is no export)
+                return P.map_leaves(tree, lambda _: placed)
+            return placed
         if target.kind in (V.DEVICE,):
             return V.SAFE_VALUE
         return V.UNKNOWN_VALUE

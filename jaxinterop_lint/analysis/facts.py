@@ -99,6 +99,16 @@ def sharding_on(desc: str, mesh: Optional[Value]) -> Value:
     SHARDING whose reference ends in :data:`ON_MESH` (each caller's mesh decides, where the
     callee places with it (InstantiateMixin.placed_through) or returns it (InstantiateMixin.
     instantiate)); on anything else a SHARDING, several devices as an unknown mesh is."""
+    if mesh is not None and mesh.kind == V.MESH and mesh.devices is None and len(mesh.deps) == 1 \
+            and next(iter(mesh.deps))[1][-1:] == (ON_MESH,):
+        # a mesh of a parameter's devices (FactsMixin.parameter_devices): each caller's
+        # devices decide, as for a parameter's mesh
+        on = next(iter(mesh.deps))
+        return Value(kind=V.SHARDING, desc=desc, deps=frozenset({on}), ref=on)
+    shape = placements.device_shape(mesh) if mesh is not None and mesh.kind != V.MESH else None
+    if shape is not None:
+        # the devices a caller gives a mesh built on its parameter (parameter_devices)
+        mesh = Value(kind=V.MESH, devices=shape)
     if mesh is not None and mesh.kind == V.MESH:
         if placements.single(mesh):
             return Value(kind=V.DEVICE, desc=f"{desc} on a one-device mesh", devices=(1,))
@@ -174,7 +184,13 @@ class FactsMixin:
         if mesh_ctor is not None:
             index, name = mesh_ctor
             arg = pos[index] if len(pos) > index else kw.get(name)
-            return Value(kind=V.MESH, devices=placements.device_shape(arg[0]) if arg is not None else None,
+            shape = placements.device_shape(arg[0]) if arg is not None else None
+            on = self.parameter_devices(arg[1]) if shape is None and arg is not None else None
+            if on is not None:
+                # ``Mesh(np.array(devices), ...)`` with ``devices`` a parameter: a sharding
+                # built on it is placed on the caller's devices (sharding_on)
+                return Value(kind=V.MESH, deps=frozenset({on}))
+            return Value(kind=V.MESH, devices=shape,
                          desc=placements.EVERY if arg is not None and placements.every(arg[0]) else None)
         on_mesh = apis.MESH_SHARDINGS.get(qn)
         if on_mesh is not None:
@@ -224,6 +240,28 @@ class FactsMixin:
             self.assign(target, pos[2][0], node)
             return V.SAFE_VALUE
         return None
+
+    def parameter_devices(self, node) -> Optional[tuple]:
+        """For the devices argument of a mesh constructor that is (a part of) a parameter,
+        maybe converted and reshaped (``np.array(devices)``, ``np.asarray(devs).reshape(2,
+        -1)``: apis.DEVICE_ARRAY_CONVERTERS, apis.DEVICE_ARRAY_METHODS), the parameter
+        reference ending in :data:`ON_MESH` that a sharding on the mesh is placed by; None
+        for anything else (hunt45 p20: ``restore(jax.devices()[:1])`` builds a one-device
+        mesh)."""
+        while isinstance(node, cst.Call) and node.args:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_ARRAY_METHODS:
+                node = func.value
+            elif self.eval(func).qname in apis.DEVICE_ARRAY_CONVERTERS:
+                node = node.args[0].value
+            else:
+                return None
+        if not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
+            return None
+        value = self.eval(node)
+        if value.ref is None or value.multi is not None or value.kind in (V.DEVICE_LIST, V.MESH, V.SHARDING, V.DEVICE):
+            return None
+        return value.ref[0], value.ref[1] + (ON_MESH,)
 
     def module_name_of(self, node) -> Optional[str]:
         """The absolute module name a string literal or a module constant spells, or None."""

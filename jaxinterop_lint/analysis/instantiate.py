@@ -29,10 +29,13 @@ def _on_one_device_mesh(ret: Value, placed) -> bool:
 def read_argument(rec, index: int, arg: tuple, path) -> Value:
     """The part at ``path`` of the argument ``arg`` bound to parameter ``index`` of ``rec``.
     For a ``**kw`` parameter an entry of a key no keyword argument gave is absent (a
-    ``KeyError``, or ``kw.get``'s default): not the join of the others."""
+    ``KeyError``, or ``kw.get``'s default): not the join of the others; one a ``**payload``
+    argument of unknown keys may give is that payload's entry (hunt45 p16: ``evaluate(**batch)``
+    with ``batch`` a placed dict)."""
     params = getattr(rec, "params", ())
     if path and index < len(params) and params[index].startswith("**") and path[0].startswith("[") \
-            and path[0] != V.ITEM and arg[0].structured and not any(k == path[0] for k, _ in arg[0].parts or ()):
+            and path[0] != V.ITEM and arg[0].structured and arg[0].rest is None \
+            and not any(k == path[0] for k, _ in arg[0].parts or ()):
         return V.SAFE_VALUE
     return P.read_path(arg[0], path)
 
@@ -220,7 +223,8 @@ class InstantiateMixin:
         if on_mesh:
             path = path[:-1]
         target = read_argument(rec, p, arg, path)
-        if target.ref is not None and target.kind not in (V.SHARDING, V.DEVICE, V.MESH) and self.rec is not None:
+        if target.ref is not None and target.kind not in (V.SHARDING, V.DEVICE, V.MESH, V.DEVICE_LIST) \
+                and self.rec is not None:
             # the caller's own parameter (``outer(sh): return place(sh)``): a placement on it,
             # for the caller's callers (a node of another module is not kept)
             local = getattr(rec, "owner", None) is self.ma
@@ -232,8 +236,9 @@ class InstantiateMixin:
             origin = Origin(f"{desc} with {target.desc}", where if local else node, self.ma if local else self.ma,
                             function if local else self.function)
             return V.multi(origin.step(f"{rec.name}() called with `{self.text(arg[1])}`", node, self.ma))
-        if target.kind == V.DEVICE or target.kind == V.MESH and placements.single(target):
-            return V.SAFE_VALUE
+        if target.kind == V.DEVICE or target.kind == V.MESH and placements.single(target) \
+                or on_mesh and placements.count(placements.device_shape(target)) == 1:
+            return V.SAFE_VALUE     # (a device array: given to a mesh built on the parameter)
         if target.kind == V.MESH or on_mesh:   # a sharding the callee built on the caller's mesh
             on = "on the mesh" if desc in MESH_WRAPPER_NAMES else "with a NamedSharding on"
             return V.multi(Origin(f"{desc} {on} `{self.text(arg[1])}`", node, self.ma,

@@ -488,13 +488,15 @@ def extend(value: Value, key: str) -> Value:
         return Value(kind=DEVICE)
     if kind == SAFE_LIST:
         return SAFE_VALUE
-    if value.multi is None and not value.deps and not value.param_array:
+    if value.multi is None and not value.deps and not value.param_array and value.placed_by is None:
         return UNKNOWN_VALUE
     deps = frozenset((p, path + (key,)) if len(path) < MAX_PATH else (p, path) for p, path in value.deps)
     ref = None
     if value.ref is not None and len(value.ref[1]) < MAX_PATH:
         ref = (value.ref[0], value.ref[1] + (key,))
-    return Value(kind=ARRAY, multi=value.multi, deps=deps, ref=ref, param_array=value.param_array)
+    # a leaf of a tree placed on a parameter's sharding is on it too (``device_put(batch, sh)["x"]``)
+    return Value(kind=ARRAY, multi=value.multi, deps=deps, ref=ref, param_array=value.param_array,
+                 placed_by=value.placed_by)
 
 
 def generic(value: Value) -> Optional[Value]:

@@ -184,6 +184,9 @@ class Demand:
         if not units:
             return plan.reach(caller)
         star = "*" in taken
+        # ``package.name`` (Plan._package_reads): a unit using ``package`` may read it
+        dotted = {n: n.partition(".")[0] for n in bound if "." in n}
+        taken = {dotted.get(n, n) for n in taken}
         reached = [i for i, (_, ids) in enumerate(units) if star or ids & taken]
         seen = {n for i in reached for n in units[i][0]}
         # The units of the file that use a reached unit (they may hand it their values).
@@ -205,6 +208,9 @@ class Demand:
                     return True
             for n in sorted(ids & set(bound)):
                 if n not in local and any(t != caller and plan.carrier_name(t, k) for t, k in bound[n]):
+                    return True
+            for n, head in sorted(dotted.items()):
+                if head in ids and head not in local and any(t != caller and plan.carrier_name(t, k) for t, k in bound[n]):
                     return True
         return "*" in bound and any(t != caller and plan.carrier_name(t, k) for t, k in bound["*"])
 

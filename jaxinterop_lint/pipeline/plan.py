@@ -38,7 +38,8 @@ from operator import itemgetter
 from typing import Optional
 
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
-from .carriers import Carriers
+from ..source import SourceError
+from .carriers import Carriers, _attribute_of
 from .handon import HandOn
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
@@ -236,6 +237,10 @@ class Plan(Carriers, HandOn):
                 if target is not None:
                     out.append((target, None))
                     bound.setdefault(module.split(".")[0], []).append((target, None))
+                    if "." not in module and os.path.basename(target) == "__init__.py":
+                        for name, found in self._package_reads(path, module, target):
+                            out.append(found)
+                            bound.setdefault(f"{module}.{name}", []).append(found)
                 continue
             for name, alias in names:
                 sub = idx.find_module(f"{module}.{name}") if name != "*" else None
@@ -256,6 +261,27 @@ class Plan(Carriers, HandOn):
         for target, name in out:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
+        return out
+
+    def _package_reads(self, path: str, package: str, init: str) -> list:
+        """For ``import package`` (a package of the project, ``init`` its ``__init__.py``),
+        where the names ``path`` reads as its attributes (``package.as_torch(x)``) are
+        defined, re-exports followed as for ``from package import as_torch``: the import
+        graph then has ``path`` taking them from their modules (its calling contexts reach
+        them: hunt45 proj7).  ``[(name, (file, name there))]``, but the package's own names."""
+        text = self.texts.get(path)
+        if text is None:
+            try:
+                text = self.reader.text(path)
+            except SourceError:
+                return []
+        if package + "." not in text and package + " ." not in text:
+            return []
+        out = []
+        for name in sorted(set(_attribute_of(package).findall(text))):
+            found = self.origin(init, name, path)
+            if found != (init, name):
+                out.append((name, found))
         return out
 
     def reach(self, path: str, decides: bool = True) -> bool:
