@@ -341,7 +341,13 @@ class CallMixin(FactsMixin):
         if target.structured and target.kind != V.INSTANCE and (target.parts or target.elements is not None):
             return self.placed_tree(node, qn, target, first)
         if target.deps and target.multi is None:
-            return self.placed_by_parameter(node, qn, target)
+            by_parameter = self.placed_by_parameter(node, qn, target)
+            if target.kind == V.SHARDING and target.ref is None:
+                # the parameter, or a sharding of the function's own where the caller gives
+                # none (values.join): several devices, or the caller's placement
+                own = V.multi(Origin(f"{_short(qn)} with {target.desc or 'a sharding'}", node, self.ma, self.function))
+                return V.join(own, by_parameter)
+            return by_parameter
         if target.kind == V.SHARDING:
             if target.desc in ("PartitionSpec", "P") and placements.single(self.mesh_context()):
                 return V.SAFE_VALUE

@@ -364,6 +364,12 @@ def join(a: Optional[Value], b: Optional[Value]) -> Optional[Value]:
         # a call of the joined value may run either (calls.apply runs each of ``others``)
         kind, base = a.kind, a
         others = _alternatives(a, b)
+    elif {a.kind, b.kind} == {SHARDING, ARRAY} and deps and multi_origin is None \
+            and not a.structured and not b.structured:
+        # a placement that is a parameter or a sharding the function makes (``if sharding is
+        # None: sharding = rows()``, ``sharding or rows()``): calls.placed places on both
+        kind = SHARDING
+        base = a if a.kind == SHARDING else b
     elif multi_origin is not None or deps:
         kind, base = ARRAY, Value(kind=ARRAY)
     elif {a.kind, b.kind} <= {SAFE, FOREIGN}:
