@@ -67,12 +67,12 @@ def used_names(body: str, known: set, modules: frozenset) -> frozenset:
     used = known & free_names(body)
     for module in modules:
         if module in body:
-            used.update(f"{module}.{b}" for b in _attribute_of(module).findall(body))
+            used.update(f"{module}.{b}" for b in attribute_of(module).findall(body))
     return frozenset(used)
 
 
 @lru_cache(maxsize=1024)
-def _attribute_of(module: str):
+def attribute_of(module: str):
     """``pkg.name``, an attribute read of the module ``module`` bound by ``import pkg``:
     ``\\bmodule[ \\t]*\\.[ \\t]*([A-Za-z_]\\w*)``, spelled word first so that a search
     skips to its occurrences (:func:`~.scan.word_re`); its one group is ``name``."""

@@ -39,7 +39,7 @@ from typing import Optional
 
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
 from ..source import SourceError
-from .carriers import Carriers, _attribute_of
+from .carriers import Carriers, attribute_of
 from .handon import HandOn
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
@@ -275,10 +275,8 @@ class Plan(Carriers, HandOn):
                 text = self.reader.text(path)
             except SourceError:
                 return []
-        if package + "." not in text and package + " ." not in text:
-            return []
         out = []
-        for name in sorted(set(_attribute_of(package).findall(text))):
+        for name in sorted(set(attribute_of(package).findall(text))):
             found = self.origin(init, name, path)
             if found != (init, name):
                 out.append((name, found))
