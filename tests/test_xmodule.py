@@ -329,6 +329,21 @@ def test_torch_callers_no_jax_reaches_give_no_contexts_and_are_never_parsed(tmp_
     assert not parsed & {"pkg/torch_user.py", "pkg/torch_helper.py", "pkg/torch_caller.py"}, parsed
 
 
+# A package's sink module and its sharding helper (the tests of names read on a package).
+_AS_TORCH = """
+    import torch
+    def as_torch(x):
+        return torch.from_dlpack(x)
+"""
+_DATA_PARALLEL = """
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+    def data_parallel(x):
+        mesh = jax.make_mesh((len(jax.devices()),), ("d",))
+        return jax.device_put(x, NamedSharding(mesh, P("d")))
+"""
+
+
 def test_names_read_on_an_imported_package_reach_the_module_defining_them(tmp_path):
     """hunt45 proj7: ``import lib`` then ``lib.as_torch(lib.data_parallel(x))``, both names
     re-exported by ``lib/__init__.py`` from its submodules, in a caller naming no consumer:
@@ -339,18 +354,8 @@ def test_names_read_on_an_imported_package_reach_the_module_defining_them(tmp_pa
     _write(tmp_path, {
         "pyproject.toml": "",
         "lib/__init__.py": "from lib.sharding import data_parallel\nfrom lib.interop import as_torch\n",
-        "lib/interop.py": """
-            import torch
-            def as_torch(x):
-                return torch.from_dlpack(x)
-        """,
-        "lib/sharding.py": """
-            import jax
-            from jax.sharding import NamedSharding, PartitionSpec as P
-            def data_parallel(x):
-                mesh = jax.make_mesh((len(jax.devices()),), ("d",))
-                return jax.device_put(x, NamedSharding(mesh, P("d")))
-        """,
+        "lib/interop.py": _AS_TORCH,
+        "lib/sharding.py": _DATA_PARALLEL,
         "main.py": """
             import jax.numpy as jnp
             import lib
@@ -372,3 +377,35 @@ def test_names_read_on_an_imported_package_reach_the_module_defining_them(tmp_pa
                        capture_output=True, text=True, timeout=300)
     assert [ln.split(":")[:2] for ln in r.stdout.splitlines()] == [["./lib/interop.py", "4"]] or \
         [ln.split(":")[:2] for ln in r.stdout.splitlines()] == [["lib/interop.py", "4"]], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("imports, call", [
+    ("import lib as L", "L.as_torch"),                          # an aliased package
+    ("from lib import sub", "sub.as_torch"),                    # a subpackage taken by name
+    ("import lib.sub as s", "s.as_torch"),                      # a subpackage imported under a name
+    ("from lib.sub import *", "as_torch"),                      # a star import of a re-exporting package
+])
+def test_names_read_on_a_package_bound_under_another_name_reach_their_module(tmp_path, imports, call):
+    """The review of stop 44: a package bound by ``import lib as L``, ``from lib import sub``
+    or ``import lib.sub as s``, its names read as attributes (``L.as_torch(y)``), and a
+    ``from lib.sub import *`` of a package ``__init__`` that re-exports the name from a
+    submodule: the caller (naming no consumer) gives the sink's module its calling context,
+    as ``import lib; lib.as_torch(y)`` does.  Before, nothing was found."""
+    _write(tmp_path, {
+        "pyproject.toml": "",
+        "lib/__init__.py": "from lib.sub.interop import as_torch\n",
+        "lib/sub/__init__.py": "from lib.sub.interop import as_torch\n",
+        "lib/sub/interop.py": _AS_TORCH,
+        "lib/sharding.py": _DATA_PARALLEL,
+        "main.py": f"""
+            import jax.numpy as jnp
+            from lib.sharding import data_parallel
+            {imports}
+            def run():
+                y = data_parallel(jnp.ones((8, 2)))
+                return {call}(y * 2)
+        """,
+    })
+    result = lint_paths([str(tmp_path)], Config(), use_cache=False)
+    assert _found(result, tmp_path) == [("lib/sub/interop.py", 4, "JXI002")]
+    assert "when as_torch() is called from run()" in result.findings[0].message

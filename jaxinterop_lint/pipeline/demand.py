@@ -184,7 +184,7 @@ class Demand:
         if not units:
             return plan.reach(caller)
         star = "*" in taken
-        # ``package.name`` (Plan._package_reads): a unit using ``package`` may read it
+        # ``package.name`` (imported.ImportedNames._package_reads): a unit using ``package`` may read it
         dotted = {n: n.partition(".")[0] for n in bound if "." in n}
         taken = {dotted.get(n, n) for n in taken}
         reached = [i for i, (_, ids) in enumerate(units) if star or ids & taken]

@@ -156,6 +156,7 @@ class ModuleIndex:
         self._folders: set = set()      # folders whose files were added (one climb each)
         self._listed: dict = {}         # folder -> (files, folders) in it (_listing)
         self._absent: dict = {}         # module name -> absent_candidates (as _paths)
+        self._bases: dict = {}          # folder -> [package_top] when it is a package, else []
 
     def add_file(self, path: str) -> None:
         """Make the packages around ``path`` importable by their Python names."""
@@ -200,7 +201,9 @@ class ModuleIndex:
             return self._names[full]
         name = None
         folder = os.path.dirname(full)
-        bases = [package_top(full)] if os.path.isfile(os.path.join(folder, "__init__.py")) else []
+        bases = self._bases.get(folder)
+        if bases is None:   # (one climb a folder: transformers' 2,514 modules, 700 folders)
+            bases = self._bases[folder] = [package_top(full)] if os.path.isfile(os.path.join(folder, "__init__.py")) else []
         for r in bases + self.roots:
             if full.startswith(r + os.sep):
                 rel = os.path.relpath(full, r)[:-3].split(os.sep)

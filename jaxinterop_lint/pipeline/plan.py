@@ -38,9 +38,9 @@ from operator import itemgetter
 from typing import Optional
 
 from ..relative import resolve_relative  # noqa: F401  (re-exported)
-from ..source import SourceError
-from .carriers import Carriers, attribute_of
+from .carriers import Carriers
 from .handon import HandOn
+from .imported import ImportedNames
 from .facts import FACTS_VERSION, ORIGIN_STRONG, Words, can_find, facts_of, more_facts, words_for  # noqa: F401
 from .modules import ModuleIndex
 from .read import Reader
@@ -57,7 +57,7 @@ _first = itemgetter(0)
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
-class Plan(Carriers, HandOn):
+class Plan(Carriers, HandOn, ImportedNames):
     """The plan of one run over one project (or over lone files: ``index`` None).
 
     ``reader`` reads and hashes; ``store`` (or None) keeps facts by hash; ``enabled`` is the
@@ -238,20 +238,30 @@ class Plan(Carriers, HandOn):
                     out.append((target, None))
                     bound.setdefault(module.split(".")[0], []).append((target, None))
                     if "." not in module and os.path.basename(target) == "__init__.py":
-                        for name, found in self._package_reads(path, module, target):
-                            out.append(found)
-                            bound.setdefault(f"{module}.{name}", []).append(found)
+                        # ``import pkg`` and ``import pkg as p``: names read as ``pkg.name``
+                        for head in [module] + self._module_aliases(path, module):
+                            if head != module:
+                                bound.setdefault(head, []).append((target, None))
+                            self._add_package_reads(path, head, target, out, bound)
                 continue
             for name, alias in names:
                 sub = idx.find_module(f"{module}.{name}") if name != "*" else None
                 if sub is not None:
                     out.append((sub, None))
                     bound.setdefault(alias or name, []).append((sub, None))
+                    if os.path.basename(sub) == "__init__.py":   # ``from pkg import sub``: ``sub.f``
+                        self._add_package_reads(path, alias or name, sub, out, bound)
                     continue
                 owner = idx.find_module(module)
                 if owner is not None:
                     out.append(self.origin(owner, name, path) if name != "*" else (owner, name))
                     bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
+                    if name == "*" and os.path.basename(path) != "__init__.py":
+                        # and what the module re-exports (a package's ``__init__``); a
+                        # package's own star imports are followed by name (origin) instead
+                        for taken, found in self._star_reexports(owner, path):
+                            out.append(found)
+                            bound.setdefault(taken, []).append(found)
         # pytest gives a test module the fixtures of the conftest.py files above it by name,
         # as a star import would (analysis/fixtures.py calls its tests with them)
         for conftest in idx.conftests(path):
@@ -261,25 +271,6 @@ class Plan(Carriers, HandOn):
         for target, name in out:
             if target != path:
                 self.importers.setdefault(target, {}).setdefault(path, set()).add(name)
-        return out
-
-    def _package_reads(self, path: str, package: str, init: str) -> list:
-        """For ``import package`` (a package of the project, ``init`` its ``__init__.py``),
-        where the names ``path`` reads as its attributes (``package.as_torch(x)``) are
-        defined, re-exports followed as for ``from package import as_torch``: the import
-        graph then has ``path`` taking them from their modules (its calling contexts reach
-        them: hunt45 proj7).  ``[(name, (file, name there))]``, but the package's own names."""
-        text = self.texts.get(path)
-        if text is None:
-            try:
-                text = self.reader.text(path)
-            except SourceError:
-                return []
-        out = []
-        for name in sorted(set(attribute_of(package).findall(text))):
-            found = self.origin(init, name, path)
-            if found != (init, name):
-                out.append((name, found))
         return out
 
     def reach(self, path: str, decides: bool = True) -> bool:
