@@ -85,6 +85,11 @@ class CallMixin(FactsMixin):
             v = self.eval(a.value)
             if a.keyword is not None:
                 kw[a.keyword.value] = (v, a.value)
+            elif a.star == "*" and v.structured and v.elements is not None and v.rest is None \
+                    and v.container in ("list", "tuple") and v.kind != V.INSTANCE:
+                # ``f(*pair)`` of a sequence whose items are known: each a positional argument
+                # (``loss(*jax.device_put([p, t], s))``: the review of stop 44)
+                pos.extend((e, a.value) for e in v.elements)
             elif a.star != "**":
                 pos.append((v, a.value))
                 if a.star == "*":

@@ -177,6 +177,11 @@ class FactsMixin:
             shape = placements.combined(shapes)
             whole = len(shapes) == 1 and self.counts_every_device(pos[indexes[0]] if len(pos) > indexes[0]
                                                                   else kw.get(names[0]))
+            on = self._shape_call_devices(qn, pos, kw) if placements.count(shape) is None and not whole else None
+            if on is not None:
+                # ``jax.make_mesh((len(devices),), ..., devices=devices)`` with ``devices`` a
+                # parameter: placed on the caller's devices, as ``Mesh(np.array(devices))``
+                return Value(kind=V.MESH, deps=frozenset({on})) if what == "mesh" else None
             if what == "mesh":
                 return Value(kind=V.MESH, devices=shape, desc=placements.EVERY if whole else None)
             return placements.device_list(shape, whole)
@@ -252,8 +257,17 @@ class FactsMixin:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value in apis.DEVICE_ARRAY_METHODS:
                 node = func.value
-            elif self.eval(func).qname in apis.DEVICE_ARRAY_CONVERTERS:
+                continue
+            qn = self.eval(func).qname
+            if qn in apis.DEVICE_ARRAY_CONVERTERS:
                 node = node.args[0].value
+            elif qn in apis.MESH_SHAPE_DEVICES:
+                # ``create_device_mesh((len(devices),), devices)``: the devices it is given
+                index, keyword = apis.MESH_SHAPE_DEVICES[qn]
+                found = _argument(node, index, keyword)
+                if found is None:
+                    return None
+                node = found
             else:
                 return None
         if not isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)):
@@ -262,6 +276,16 @@ class FactsMixin:
         if value.ref is None or value.multi is not None or value.kind in (V.DEVICE_LIST, V.MESH, V.SHARDING, V.DEVICE):
             return None
         return value.ref[0], value.ref[1] + (ON_MESH,)
+
+    def _shape_call_devices(self, qn: str, pos: list, kw: dict) -> Optional[tuple]:
+        """For a call of ``apis.MESH_SHAPE_DEVICES`` given devices that are (a part of) a
+        parameter, the reference :meth:`parameter_devices` gives; None otherwise."""
+        spec = apis.MESH_SHAPE_DEVICES.get(qn)
+        if spec is None:
+            return None
+        index, keyword = spec
+        arg = pos[index] if index is not None and len(pos) > index else kw.get(keyword)
+        return self.parameter_devices(arg[1]) if arg is not None and arg[1] is not None else None
 
     def module_name_of(self, node) -> Optional[str]:
         """The absolute module name a string literal or a module constant spells, or None."""
@@ -408,4 +432,16 @@ def name_prefix(node) -> Optional[str]:
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) \
             and isinstance(node.left, cst.SimpleString) and isinstance(node.left.evaluated_value, str):
         return node.left.evaluated_value or None
+    return None
+
+
+def _argument(call, index: Optional[int], keyword: str):
+    """The expression node of argument ``index`` (positional, None: keyword only) or
+    ``keyword`` of the ``cst.Call`` ``call``, or None."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if index is not None and len(positional) > index:
+        return positional[index].value
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a.value
     return None

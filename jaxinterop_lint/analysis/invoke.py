@@ -203,7 +203,11 @@ class InvokeMixin:
             if splat is not None:
                 for i, name in enumerate(rec.params):
                     if name.startswith("**"):    # the payload, with the call's other keywords
-                        bind[i] = (P.merged(bind[i][0], splat[0]) if i in bind else splat[0], splat[1])
+                        other = bind[i][0] if i in bind else None
+                        # (no other keyword: the payload itself, so that a ``**batch``
+                        # parameter passed on keeps its entries' keys: ``kw["preds"]``)
+                        bind[i] = (P.merged(other, splat[0]) if other is not None and (other.parts or other.rest is not None)
+                                   else splat[0], splat[1])
                     elif i in bind:
                         continue
                     elif not name.startswith("*"):

@@ -274,6 +274,11 @@ class StructureMixin(LibraryObjectMixin):
         if op == "defaultdict":     # defaultdict(list[, mapping], **kw): the factory is no entry
             op, args, first = "dict", args[1:], args[1] if len(args) > 1 else None
         if op == "dict":
+            if first is not None and first.ref is not None and not first.structured and not kw:
+                # ``dict(batch)`` of a parameter: a copy with the same entries, each read by
+                # its key (``d["preds"]`` is the caller's ``batch["preds"]``), a mapping
+                # rather than pairs (the review of stop 44: ``loss(**dict(batch))``)
+                return first
             out = P.build(parts=(), container="dict")
             if first is not None:
                 if first.container == "dict" or first.kind == V.INSTANCE:

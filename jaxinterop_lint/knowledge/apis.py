@@ -258,6 +258,16 @@ MESH_SHAPE_CALLS: dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]] = {
     "jax.experimental.mesh_utils.create_device_mesh": ("devices", (0,), ("mesh_shape",)),
     "jax.experimental.mesh_utils.create_hybrid_device_mesh": ("devices", (0, 1), ("mesh_shape", "dcn_mesh_shape")),
 }
+# The devices argument of those calls: qualified name -> (positional index or None, keyword).
+# Given one, the mesh or device array is built on those devices (jax/_src/sharding_impls.py
+# make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None); mesh_utils.py
+# create_device_mesh(mesh_shape, devices=None, ...), jax 0.10.2): where the shape is not
+# literal (``(len(devices),)``), the devices decide the count.
+MESH_SHAPE_DEVICES: dict[str, tuple[Optional[int], str]] = {
+    "jax.make_mesh": (None, "devices"),
+    "jax.experimental.mesh_utils.create_device_mesh": (1, "devices"),
+    "jax.experimental.mesh_utils.create_hybrid_device_mesh": (2, "devices"),
+}
 # ``Mesh(devices, axis_names)``: the mesh holds the device array it is given
 # (jax/_src/mesh.py Mesh.__new__ takes ``np.ndarray | Sequence[Device]``, jax 0.10.2).
 MESH_CONSTRUCTORS: dict[str, tuple[int, str]] = {
