@@ -384,10 +384,12 @@ def test_names_read_on_an_imported_package_reach_the_module_defining_them(tmp_pa
     ("from lib import sub", "sub.as_torch"),                    # a subpackage taken by name
     ("import lib.sub as s", "s.as_torch"),                      # a subpackage imported under a name
     ("from lib.sub import *", "as_torch"),                      # a star import of a re-exporting package
+    ("import lib.sub", "lib.sub.as_torch"),                     # a subpackage read through its package
 ])
 def test_names_read_on_a_package_bound_under_another_name_reach_their_module(tmp_path, imports, call):
-    """The review of stop 44: a package bound by ``import lib as L``, ``from lib import sub``
-    or ``import lib.sub as s``, its names read as attributes (``L.as_torch(y)``), and a
+    """The review of stop 44: a package bound by ``import lib as L``, ``from lib import sub``,
+    ``import lib.sub as s`` or ``import lib.sub``, its names read as attributes
+    (``L.as_torch(y)``, ``lib.sub.as_torch(y)``), and a
     ``from lib.sub import *`` of a package ``__init__`` that re-exports the name from a
     submodule: the caller (naming no consumer) gives the sink's module its calling context,
     as ``import lib; lib.as_torch(y)`` does.  Before, nothing was found."""

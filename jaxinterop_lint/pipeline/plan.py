@@ -237,9 +237,11 @@ class Plan(Carriers, HandOn, ImportedNames):
                 if target is not None:
                     out.append((target, None))
                     bound.setdefault(module.split(".")[0], []).append((target, None))
-                    if "." not in module and os.path.basename(target) == "__init__.py":
+                    if os.path.basename(target) == "__init__.py":
                         # ``import pkg`` and ``import pkg as p``: names read as ``pkg.name``
-                        for head in [module] + self._module_aliases(path, module):
+                        # (``import pkg.sub``: ``pkg.sub.name``)
+                        aliases = self._module_aliases(path, module) if "." not in module else []
+                        for head in [module] + aliases:
                             if head != module:
                                 bound.setdefault(head, []).append((target, None))
                             self._add_package_reads(path, head, target, out, bound)
