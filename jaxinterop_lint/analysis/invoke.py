@@ -50,6 +50,16 @@ def bind_keywords(params: list, bind: dict, kw: dict) -> dict:
     return bind
 
 
+def _positional_count(rec) -> int:
+    """How many parameters of the project function ``rec`` take positional arguments (its
+    ``*args`` and keyword-only ones not counted); 0 for a record without its node (a
+    summary from the cache)."""
+    params = getattr(getattr(rec, "node", None), "params", None)
+    if not hasattr(params, "posonly_params"):
+        return 0
+    return len(params.posonly_params) + len(params.params)
+
+
 def keyword_node(call, arg: tuple, path):
     """The expression an Arg stands for in messages: its node, or for the dict bound to a
     ``**kw`` parameter (no node), the keyword argument ``path`` starts with."""
@@ -197,6 +207,13 @@ class InvokeMixin:
             extra = [bind.pop(i) for i in range(star, len(args))]
             if extra:
                 bind[star] = (self.star_tuple(extra), extra[0][1] if len(extra) == 1 else None)
+        elif rec is not None and args and args[-1][1] is not None and id(args[-1][1]) in self.starred:
+            # ``loss(*pair)`` of a sequence of unknown length, last: each positional parameter
+            # from there on may get any of its items (``P.element_of``)
+            first, (v, n) = len(args) - 1, args[-1]
+            item = P.element_of(v)
+            for i in range(first, _positional_count(rec)):
+                bind[i] = (item, n)
         if rec is not None:
             bind = bind_keywords(rec.params, bind, kw)
             defaults = getattr(rec, "defaults", None) or {}
