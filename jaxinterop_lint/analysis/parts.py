@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from ..knowledge import apis
+from ..knowledge import structures as S
 from . import values as V
 from .values import ANY, ITEM, Value
 
@@ -208,6 +209,8 @@ def read(value: Value, key: str) -> Value:
                 return value.elements[i]
     if key[0] == ".":
         if value.kind == V.INSTANCE:
+            if key.endswith(V.CALLED) and key[1:-len(V.CALLED)] in S.RECORD_DICT_METHODS:
+                return fields_dict(value)
             return _instance_attr(value, key)
         own = _ref_part(value, key)
         if value.container is None and value.rest is not None:
@@ -244,6 +247,13 @@ def instance_attribute(value: Value, name: str, stored: Optional[Value]) -> Valu
     own part when ``obj`` is a parameter (``self`` in a method); a stored non-array (a
     sharding, a function) stands alone."""
     return _instance_attr(value, V.attr_key(name), stored)
+
+
+def fields_dict(value: Value) -> Value:
+    """``record._asdict()`` of an instance that lists its fields (``S.RECORD_DICT_METHODS``):
+    a dict whose entry of each field is the field (a NamedTuple's, a dataclass's)."""
+    parts = tuple((V.item_key(k[1:]), p) for k, p in value.parts or () if k[:1] == ".")
+    return build(None, parts, None, container="dict")
 
 
 def lacks_key(value: Value, key: str) -> bool:

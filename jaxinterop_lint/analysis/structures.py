@@ -101,7 +101,12 @@ class StructureMixin(LibraryObjectMixin):
         for name in cls.fields:
             default = cls.statics.get(name)
             fields[name] = default if default is not None and default.kind not in (V.FUNC, V.CLASS) else V.UNKNOWN_VALUE
-        for name, (v, _) in zip(cls.fields, pos):
+        for i, (name, (v, n)) in enumerate(zip(cls.fields, pos)):
+            if i == len(pos) - 1 and n is not None and id(n) in self.starred:
+                # ``Batch(*xs)`` of a sequence of unknown length: each field from here any item
+                for rest in cls.fields[i:]:
+                    fields[rest] = P.element_of(v)
+                break
             fields[name] = v
         for name, (v, _) in kw.items():
             if name in fields or not cls.fields:

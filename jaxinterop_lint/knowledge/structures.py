@@ -125,6 +125,11 @@ LIBRARY_RECORDS: dict[str, Record] = {
 """Library classes that are records themselves (constructed, or built by a factory, in user
 code)."""
 
+RECORD_DICT_METHODS = frozenset({"_asdict"})
+"""Methods of a record that give a dict of its fields, each entry the field itself
+(CPython collections/__init__.py ``namedtuple._asdict``: ``{name: getattr(self, name)}``):
+``weighted_ce(**batch._asdict())`` gives ``labels=`` the field ``batch.labels``."""
+
 REPLACE_FUNCTIONS = frozenset({
     "dataclasses.replace",   # CPython: a copy with the given fields changed
     "copy.replace",          # CPython 3.13: the same for any class with __replace__
