@@ -53,3 +53,43 @@ def test_failing_cases_fail_at_flagged_lines_and_the_others_run():
                            "case_closure_over_a_sharded_array", "case_decorated_method"}
     assert all(line in flagged for line in failed.values()), (failed, flagged)
     assert all(o["classes"][0] == "BufferError" for o in outcome.values() if not o["ok"])
+
+
+_PIPELINE = """
+import jax
+import jax.numpy as jnp
+import torch
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+
+def make_pipeline(device=None, sharding=None):
+    def place(x):
+        if sharding is not None:
+            return jax.device_put(x, sharding)
+        return x
+
+    def run(x):
+        return torch.from_dlpack(place(x) * 3)
+    return run
+
+
+def case():
+    return make_pipeline(sharding=%s)(jnp.ones(8))
+"""
+
+
+@pytest.mark.parametrize("given, flagged", [
+    ('NamedSharding(jax.make_mesh((len(jax.devices()),), ("d",)), P("d"))', True),
+    ("jax.devices()[2]", False),
+    ("None", False),
+])
+def test_a_factory_closure_places_with_the_sharding_its_caller_gives(given, flagged):
+    """A factory's returned ``run`` calling its sibling ``place``, which puts the value on the
+    factory's ``sharding`` parameter (hunt46 p26): specialised for a sharding on every device
+    the export fails; for one device, or none, it does not.  The parameter is not the
+    factory's first, so an index would name the nested function's own ``x``: the placement
+    names the closure's parameter instead (before, nothing was found)."""
+    text = _PIPELINE % given
+    found = [(f.line, f.code) for f in lint_source(text, "pipeline.py", Config()).findings]
+    assert found == ([(text.splitlines().index("        return torch.from_dlpack(place(x) * 3)") + 1, "JXI002")]
+                     if flagged else [])

@@ -335,6 +335,16 @@ class CallMixin(FactsMixin):
             return out      # the function runs at least once: what it returns
         return V.join(out, start)
 
+    def closure_parameter(self, where: Arg) -> Optional[str]:
+        """The name ``where`` spells when it is a parameter of an enclosing function read from
+        this nested function's closure (not a name of its own frame), else None."""
+        name = where[1].value if isinstance(where[1], cst.Name) else None
+        if name is None or self.rec is None or getattr(self.rec, "parent", None) is None \
+                or self.env is None or name in self.env or self.closure is None:
+            return None
+        held = self.closure.get(name)
+        return name if held is not None and held.ref is not None and held.ref == where[0].ref else None
+
     def placed(self, node, qn: str, where: Optional[Arg], first: Optional[Arg], args=()) -> Value:
         """The result of putting a value somewhere: a sharding makes it multi-device, a device
         makes it safe, no target keeps what it was (``jax.device_put(x)``)."""
@@ -346,7 +356,7 @@ class CallMixin(FactsMixin):
         if target.structured and target.kind != V.INSTANCE and (target.parts or target.elements is not None):
             return self.placed_tree(node, qn, target, first)
         if target.deps and target.multi is None:
-            by_parameter = self.placed_by_parameter(node, qn, target)
+            by_parameter = self.placed_by_parameter(node, qn, target, self.closure_parameter(where))
             if target.kind == V.SHARDING and target.ref is None:
                 # the parameter, or a sharding of the function's own where the caller gives
                 # none (values.join): several devices, or the caller's placement

@@ -376,6 +376,8 @@ class ExprMixin:
 
         closure = self.snapshot()
         rec = self.ma.register(function_record(node, "<lambda>", closure, None))
+        if rec.parent is None and self.rec is not None and rec is not self.rec:
+            rec.parent = self.rec   # (as a def's: its closure is this function's frame)
         self.bind_defaults(rec)
         return Value(kind=V.FUNC, func=V.FuncInfo(local=rec))
 

@@ -33,7 +33,7 @@ def read_argument(rec, index: int, arg: tuple, path) -> Value:
     argument of unknown keys may give is that payload's entry (hunt45 p16: ``evaluate(**batch)``
     with ``batch`` a placed dict)."""
     params = getattr(rec, "params", ())
-    if path and index < len(params) and params[index].startswith("**") and path[0].startswith("[") \
+    if path and isinstance(index, int) and index < len(params) and params[index].startswith("**") and path[0].startswith("[") \
             and path[0] != V.ITEM and arg[0].structured and arg[0].rest is None \
             and not any(k == path[0] for k, _ in arg[0].parts or ()):
         return V.SAFE_VALUE
@@ -217,6 +217,25 @@ class InstantiateMixin:
         what the caller's argument makes of it."""
         (p, path), desc, where, function = placed_by
         arg = bind.get(p)
+        if arg is None and isinstance(p, str):
+            # a nested function (a lambda given to ``jax.tree.map``) placing on a sharding its
+            # closure holds: ``p`` names a parameter of the function defining it
+            parent = getattr(rec, "parent", None) if rec is not None else None
+            if parent is None or self.rec is None:
+                return None
+            if parent is self.rec:      # called where it is defined: this function's parameter
+                params = getattr(self.rec, "params", ())
+                if p in params:
+                    return Value(kind=V.ARRAY, placed_by=((params.index(p), path), desc, where, function))
+                # or one of the function enclosing this one, in turn
+                return Value(kind=V.ARRAY, placed_by=placed_by) if self.closure is not None and p in self.closure \
+                    and (self.env is None or p not in self.env) else None
+            # called from a sibling (a factory's ``run`` calling its ``place``): the parameter as
+            # this frame's closure holds it (a specialised closure knows the caller's sharding)
+            held = self.closure.get(p) if self.closure is not None else None
+            if held is None or held.ref is not None:
+                return None
+            arg = (held, None)
         if arg is None:
             return None
         on_mesh = bool(path) and path[-1] == ON_MESH     # a sharding the callee built on this mesh

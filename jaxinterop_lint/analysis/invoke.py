@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import Optional
 
 from ..knowledge import apis
 from . import donation
@@ -168,12 +169,17 @@ class InvokeMixin:
                 self.when = before
         return out if out is not None else V.UNKNOWN_VALUE
 
-    def placed_by_parameter(self, node, qn: str, target: Value) -> Value:
+    def placed_by_parameter(self, node, qn: str, target: Value, closure_name: Optional[str] = None) -> Value:
         """``jax.device_put(x, s)`` where ``s`` is (a part of) a parameter: the placement is
-        made at each call, with the caller's sharding (:meth:`placed_through`)."""
+        made at each call, with the caller's sharding (:meth:`placed_through`).  With
+        ``closure_name`` ``s`` is that name of the enclosing function's frame, a parameter of
+        it (a lambda given to ``jax.tree.map``): the placement names it instead of an index
+        (which would be read as one of this function's own parameters)."""
         from .calls import _short as short_name
 
         dep = target.ref if target.ref is not None else min(target.deps)
+        if closure_name is not None:
+            dep = (closure_name, dep[1])
         placed_by = (dep, short_name(qn), node, self.function)
         if dep[1] and dep[1][-1] == ON_MESH:
             # a sharding built on a parameter's mesh: multi-device unless a caller gives a
