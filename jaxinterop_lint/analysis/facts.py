@@ -17,6 +17,7 @@ import libcst as cst
 
 from ..knowledge import apis
 from . import conditions, placements
+from . import parts as P
 from . import values as V
 from .events import FfiCopyEvent
 from .values import Origin, Value
@@ -238,6 +239,11 @@ class FactsMixin:
             names = sorted(n for n in pos[0][0].cls.methods if prefix and n.startswith(prefix))
             if names:
                 return V.join_all([self.named_attribute(node, pos[0], n, default=len(pos) > 2) for n in names])
+        if qn == apis.GETATTR and len(pos) >= 2 and not isinstance(pos[1][1], cst.SimpleString) \
+                and (pos[0][0].kind == V.INSTANCE and pos[0][0].structured or pos[0][0].ref is not None):
+            # ``getattr(head, f.name)`` over ``dataclasses.fields(head)``: any attribute it has
+            found = P.read(pos[0][0], V.ANY_ATTR)
+            return V.join(found, pos[2][0]) if len(pos) > 2 else found
         if qn == apis.SETATTR and len(pos) == 3 and isinstance(pos[1][1], cst.SimpleString) \
                 and isinstance(pos[1][1].evaluated_value, str) and pos[0][1] is not None:
             # ``setattr(s, "w", v)`` is ``s.w = v``

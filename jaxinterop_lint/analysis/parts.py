@@ -207,6 +207,14 @@ def read(value: Value, key: str) -> Value:
             i = V.index_of(key)
             if i is not None and -len(value.elements) <= i < len(value.elements):
                 return value.elements[i]
+    if key == V.ANY_ATTR:
+        # ``getattr(obj, name)`` of a name that is not constant: any of its attributes
+        out = None
+        for k, p in value.parts or ():
+            if k[:1] == ".":
+                out = V.join(out, p)
+        out = V.join(out, _ref_part(value, key))
+        return out if out is not None else V.UNKNOWN_VALUE
     if key[0] == ".":
         if value.kind == V.INSTANCE:
             if key.endswith(V.CALLED) and key[1:-len(V.CALLED)] in S.RECORD_DICT_METHODS:

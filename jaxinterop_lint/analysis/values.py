@@ -42,6 +42,7 @@ MESH = "mesh"            # a jax.sharding.Mesh: ``devices`` holds the shape of i
 
 ANY = "*"                # the key of "some element" of an iteration (a dict's keys)
 ITEM = "[*"              # the key of an entry or element read with a subscript that is not constant
+ANY_ATTR = ".*"          # the key of an attribute read by a name that is not constant (``getattr(obj, name)``)
 MAX_PATH = 4             # parameter paths longer than this are cut (reads of the prefix are joins)
 MAX_DEPTH = 5            # structures nested deeper than this keep only their joined summary
 MAX_PARTS = 48           # keyed parts kept per value; more fold into ``rest``
