@@ -223,13 +223,13 @@ class InstantiateMixin:
             parent = getattr(rec, "parent", None) if rec is not None else None
             if parent is None or self.rec is None:
                 return None
-            if parent is self.rec:      # called where it is defined: this function's parameter
-                params = getattr(self.rec, "params", ())
-                if p in params:
-                    return Value(kind=V.ARRAY, placed_by=((params.index(p), path), desc, where, function))
-                # or one of the function enclosing this one, in turn
-                return Value(kind=V.ARRAY, placed_by=placed_by) if self.closure is not None and p in self.closure \
-                    and (self.env is None or p not in self.env) else None
+            if parent is self.rec:      # called where it is defined: what the name holds here
+                held = self.env.get(p) if self.env is not None else None
+                if held is not None:    # (a parameter of this function, or a name bound to one)
+                    return Value(kind=V.ARRAY, placed_by=((held.ref[0], held.ref[1] + path), desc, where, function)) \
+                        if held.ref is not None and isinstance(held.ref[0], int) else None
+                # or a parameter of the function enclosing this one, in turn
+                return Value(kind=V.ARRAY, placed_by=placed_by) if self.closure is not None and p in self.closure else None
             # called from a sibling (a factory's ``run`` calling its ``place``): the parameter as
             # this frame's closure holds it (a specialised closure knows the caller's sharding)
             held = self.closure.get(p) if self.closure is not None else None

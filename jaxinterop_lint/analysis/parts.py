@@ -259,7 +259,7 @@ def instance_attribute(value: Value, name: str, stored: Optional[Value]) -> Valu
 
 def fields_dict(value: Value) -> Value:
     """``record._asdict()`` of an instance that lists its fields (``S.RECORD_DICT_METHODS``):
-    a dict whose entry of each field is the field (a NamedTuple's, a dataclass's)."""
+    a dict whose entry of each field is the field."""
     parts = tuple((V.item_key(k[1:]), p) for k, p in value.parts or () if k[:1] == ".")
     return build(None, parts, None, container="dict")
 
