@@ -270,7 +270,8 @@ class FactsMixin:
             elif qn in apis.MESH_SHAPE_DEVICES:
                 # ``create_device_mesh((len(devices),), devices)``: the devices it is given
                 index, keyword = apis.MESH_SHAPE_DEVICES[qn]
-                found = _argument(node, index, keyword)
+                pos, kw = placements.own_arguments(node)
+                found = pos[index] if index is not None and len(pos) > index else kw.get(keyword)
                 if found is None:
                     return None
                 node = found
@@ -438,16 +439,4 @@ def name_prefix(node) -> Optional[str]:
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add) \
             and isinstance(node.left, cst.SimpleString) and isinstance(node.left.evaluated_value, str):
         return node.left.evaluated_value or None
-    return None
-
-
-def _argument(call, index: Optional[int], keyword: str):
-    """The expression node of argument ``index`` (positional, None: keyword only) or
-    ``keyword`` of the ``cst.Call`` ``call``, or None."""
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if index is not None and len(positional) > index:
-        return positional[index].value
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == keyword:
-            return a.value
     return None

@@ -21,6 +21,7 @@ from ..knowledge import apis
 from . import parts as P
 from . import values as V
 from .env import SINGLE, single_device
+from .placements import own_arguments
 
 def _argument_node(value, bind: dict):
     """The caller's expression for ``value`` (an argument the callee hands on, in terms of
@@ -34,20 +35,6 @@ def _argument_node(value, bind: dict):
     if any(V.is_called(k) for k in ref[1]):
         return None     # what a function the caller gave returns (``fn(x)``): not its expression
     return bind[ref[0]][1]
-
-
-def _own_arguments(call) -> tuple:
-    """``([positional expressions], {keyword: expression})`` of the call node ``call`` (none
-    after a ``*`` or ``**`` argument: their positions are not the values')."""
-    pos, kw = [], {}
-    for a in getattr(call, "args", ()):
-        if a.star:
-            break
-        if a.keyword is not None:
-            kw[a.keyword.value] = a.value
-        else:
-            pos.append(a.value)
-    return pos, kw
 
 
 def _stored(recv, attr: str):
@@ -130,7 +117,7 @@ class ParamCallsMixin:
         ``rec`` (``bind``), each with the caller's expression it comes from
         (:func:`_argument_node`), or else, when ``rec`` is of this module, the expression of
         the kept call ``inner`` itself (``self.hook(batch)``: ``batch``)."""
-        own = _own_arguments(inner) if inner is not None and getattr(rec, "owner", None) is self.ma else ([], {})
+        own = own_arguments(inner) if inner is not None and getattr(rec, "owner", None) is self.ma else ([], {})
         return ([(self.instantiate(v, bind, rec, node), _argument_node(v, bind) or (own[0][i] if i < len(own[0]) else None))
                  for i, v in enumerate(pos)],
                 {k: (self.instantiate(v, bind, rec, node), _argument_node(v, bind) or own[1].get(k)) for k, v in kw})

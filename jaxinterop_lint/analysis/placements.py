@@ -215,3 +215,17 @@ def method_result(shape: Optional[tuple], how: str, arg_nodes, all_devices: bool
 def single(value: Optional[Value]) -> bool:
     """Whether a mesh, sharding or device-array value is known to hold exactly one device."""
     return value is not None and count(value.devices) == 1
+
+
+def own_arguments(call) -> tuple:
+    """``([positional expressions], {keyword: expression})`` of the call node ``call`` (none
+    after a ``*`` or ``**`` argument: their positions are not the values')."""
+    pos, kw = [], {}
+    for a in getattr(call, "args", ()):
+        if a.star:
+            break
+        if a.keyword is not None:
+            kw[a.keyword.value] = a.value
+        else:
+            pos.append(a.value)
+    return pos, kw

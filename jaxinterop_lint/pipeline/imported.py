@@ -12,22 +12,19 @@ from the text, never parsed.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional
 
 from ..source import SourceError
 from .carriers import attribute_of
 from .toplevel import IDENT
 
-_ALIASES: dict = {}
-
-
+@lru_cache(maxsize=1024)
 def _alias_of(module: str):
-    """``import module as alias`` (one name of an import statement): its group is the alias."""
-    pattern = _ALIASES.get(module)
-    if pattern is None:
-        m = re.escape(module)
-        pattern = _ALIASES[module] = re.compile(r"(?:^[ \t]*import[ \t]+|,[ \t]*)%s[ \t]+as[ \t]+(\w+)" % m, re.M)
-    return pattern
+    """``import module as alias`` (one name of an import statement): its group is the alias
+    (memoised as :func:`~.carriers.attribute_of` is)."""
+    m = re.escape(module)
+    return re.compile(r"(?:^[ \t]*import[ \t]+|,[ \t]*)%s[ \t]+as[ \t]+(\w+)" % m, re.M)
 
 
 class ImportedNames:
