@@ -202,6 +202,41 @@ def test_the_epoch_is_checked_by_each_files_stamp_without_reading_its_entry(tmp_
     assert Session(str(proj), Config()).cached(late) is None
 
 
+def test_the_epoch_fails_when_a_module_appears_in_a_folder_that_was_missing(tmp_path, monkeypatch):
+    """The epoch keeps the paths whose creation would change an import the plan resolved,
+    raised to the outermost missing folder and checked by listing its parent (one listing
+    per folder, not an ``exists`` per path): creating ``pkg/sub/`` with the helper that
+    ``late.py`` imports makes the finding, on the next warm run and on flake8's path (the
+    stored result alone), and the warm record made while it was missing holds no more."""
+    import time
+
+    from jaxinterop_lint.pipeline import results_store, warm
+
+    monkeypatch.setattr(results_store, "MAX_PLAN_DEPS", 0)      # every decision "reads much"
+    files = {"pkg/base.py": "def helper(x):\n    return x\n",
+             "pkg/mid.py": "from pkg.base import helper\n\ndef other(x):\n    return helper(x)\n",
+             "pkg/late.py": "import torch\nfrom pkg.mid import other\nfrom pkg.sub.helpers import mid\n\n"
+                            "def f(x):\n    return torch.from_dlpack(mid(other(x)))\n"}
+    proj = project(tmp_path, files)
+    old = time.time() - 3600          # past the racily-clean window: stamps and listings trusted
+    for path in [proj, *proj.rglob("*")]:
+        os.utime(path, (old, old))
+    late = str(proj / "pkg" / "late.py")
+    for _ in range(2):                # the second run answers from the warm record
+        assert ("pkg/late.py", 6, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    s = Session(str(proj), Config())
+    assert s.cached(late) is not None and s._epochs and all(s._epochs.values())
+    assert os.path.join(str(proj / "pkg"), "sub") in s.reader._exists     # consulted: the warm record keeps it
+    sub = proj / "pkg" / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("")
+    (sub / "helpers.py").write_text("from pkg.shard import sharded\n\ndef mid(x):\n    return sharded(x, None)\n")
+    s = Session(str(proj), Config())
+    assert s.cached(late) is None and not any(s._epochs.values())
+    assert warm.answer(warm.store_for(str(proj), s.key), [late], s.enabled) is None
+    assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+
+
 # A test module whose JAX test makes a sharded array and whose PyTorch test converts NumPy
 # data: the file names JAX words, but not in the unit that uses the consumer.
 SPLIT_TEST = """\

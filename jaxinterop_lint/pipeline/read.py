@@ -63,14 +63,6 @@ class Reader:
         self._read(path)
         return self._hash[path]
 
-    def stamped(self, path: str, stamp, digest) -> Optional[str]:
-        """The content hash of ``path``: ``digest`` when its stat stamp now is ``stamp`` (the
-        stamp recorded beside that hash, under the store's racily-clean rule: :data:`RACY_NS`),
-        else :meth:`digest` (its store entry, or its bytes)."""
-        if isinstance(digest, str) and isinstance(stamp, list) and self.stamp(path) == stamp:
-            return self._hash.setdefault(path, digest)
-        return self.digest(path)
-
     def _read(self, path: str) -> None:
         try:
             data = read_bytes(path)

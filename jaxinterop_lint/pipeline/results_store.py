@@ -12,14 +12,16 @@ back while it holds; a run whose every result came from the store keeps the warm
 from __future__ import annotations
 
 import os
+import time
 from typing import Optional
 
 from ..source import SourceError, internal_error, run_guarded
 from .results import raw_to_json
-from .store import Store, key_of
+from . import epoch as epochs
+from .epoch import EPOCH
+from .store import Store
 
 MAX_PLAN_DEPS = 16
-EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
 NOT_ANALYSED = {"findings": [], "handled": [], "error": None, "analysed": False}
 
 
@@ -147,17 +149,12 @@ class StoreMixin:
             old = self.store.get(os.path.join(self.store.folder, EPOCH))
             if old is not None and isinstance(old.get("hash"), str) and self._epoch_holds(old["hash"]):
                 return
-        read = sorted(p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts)
-        deps = {p: self.reader.digest(p) for p in read}
-        if any(d is None for d in deps.values()):
+        read = [p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts]
+        made = epochs.record(self.reader, read, self.plan.absent(read), time.time_ns())
+        if made is None:
             return
-        epoch = key_of(sorted(deps.items()))
-        where = os.path.join(self.store.folder, EPOCH)
-        # each file's stamp beside its hash: checking the epoch is then a stat of each file,
-        # not a read of each file's entry (flake8 on one file of transformers: 2,914 entries)
-        stamps = {p: st for p in read if (st := self.reader.stamp_to_store(p)) is not None}
-        self.store.put(where, epoch, None, plan={"data": True, "deps": deps, "absent": self.plan.absent(read),
-                                                 "stamps": stamps})
+        epoch, field = made
+        self.store.put(os.path.join(self.store.folder, EPOCH), epoch, None, plan=field)
         self._epochs[epoch] = True
         for path, raw, extra in waiting:
             digest = self.reader.digest(path)
@@ -168,17 +165,12 @@ class StoreMixin:
                            result={"data": raw, "deps": {}, "absent": [], "epoch": epoch})
 
     def _epoch_holds(self, epoch: str) -> bool:
+        """Whether the stored epoch is ``epoch`` and still holds (:func:`.epoch.holds`)."""
         if epoch not in self._epochs:
             where = os.path.join(self.store.folder, EPOCH) if self.store.folder else None
             entry = self.store.get(where) if where is not None else None
-            plan = entry.get("plan") if entry is not None else None
-            stamps = plan.get("stamps") if isinstance(plan, dict) else None
-            hash_of = self.reader.digest
-            if isinstance(stamps, dict):
-                deps = plan.get("deps") or {}
-                hash_of = lambda p: self.reader.stamped(p, stamps.get(p), deps.get(p))  # noqa: E731
-            self._epochs[epoch] = entry is not None and Store.field(
-                entry, "plan", epoch, hash_of, self.reader.exists) is not None
+            self._epochs[epoch] = entry is not None and entry.get("hash") == epoch \
+                and epochs.holds(entry.get("plan"), self.reader)
         return self._epochs[epoch]
 
     def cached(self, path: str) -> Optional[dict]:
@@ -252,8 +244,6 @@ class StoreMixin:
         absences through the reader: :func:`.warm.record`); saved with the store."""
         if self.store.folder is None or self.plan.texts or self._ctx_epoch is None or not files:
             return
-        import time
-
         from . import warm
 
         warm.record(self.warm, self.reader, files, self.plan.enabled, out, time.time_ns())
