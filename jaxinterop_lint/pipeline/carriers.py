@@ -236,10 +236,15 @@ class Carriers:
         answers without the units of the modules between.  Only a module that imports a
         JAX root (or a root of a configured source) can have such a unit (see
         :meth:`units`); only those modules' units are computed here.  The same discipline
-        as :meth:`carrier_name`: only complete answers are kept."""
+        as :meth:`carrier_name`: only complete answers are kept.  False at once when no
+        module of the project can have such a unit (:meth:`~.plan.Plan.no_origin_anywhere`,
+        read from the text of every module when one file is linted alone)."""
         known = self._origin_reachable.get(path)
         if known is not None:
             return known
+        if self.no_origin_anywhere():
+            self._origin_reachable[path] = False
+            return False
         return _search(self._origin_reachable, path,
                        lambda node: (self._has_origin_unit(node), [t for t, _ in self.targets(node)]))
 

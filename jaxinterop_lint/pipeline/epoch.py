@@ -11,6 +11,8 @@ kept to what it cannot avoid (one ``stat`` a file, one listing per folder of abs
 - :func:`record` writes ``files`` as ``{path: [hash, [mtime, size, ctime, inode]]}`` (the
   stamp None when too recent to be trusted, :data:`~.store.RACY_NS`), and the
   absent paths grouped by their outermost missing folder (:func:`.warm.grouped`);
+- a decision taken from the text of every module (:mod:`.universe`) also keeps the module
+  names of each folder listed, so that a module created anywhere in the tree makes it stale;
 - :func:`holds` stats each file, hashes again only a file whose stamp changed or was not
   trusted, and checks the absent paths with one listing of each folder
   (:func:`.warm.still_absent`).  What it consulted is left in the reader, as its own
@@ -22,17 +24,20 @@ import os
 from typing import Optional
 
 from .store import RACY_NS, key_of
+from .universe import listing_key
 from .warm import grouped, still_absent
 
 _UNSEEN = object()
 EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
 
 
-def record(reader, read: list, absent: list, now_ns: int) -> Optional[tuple]:
-    """``(epoch, field)`` for the files ``read`` (absolute paths whose facts the plan read)
-    and the ``absent`` paths, as ``reader`` (a :class:`~.read.Reader`) saw them: the epoch
-    is the key of their hashes, the field the store entry's ``plan`` (``{"data": True,
-    "files": ..., "groups": ...}``).  None when a file read cannot be hashed now."""
+def record(reader, read: list, absent: list, now_ns: int, folders: Optional[dict] = None) -> Optional[tuple]:
+    """``(epoch, field)`` for the files ``read`` (absolute paths whose facts or text the
+    plan read), the ``absent`` paths and the ``folders`` whose listing it read (``{folder:
+    listing key}``, :func:`.universe.listing_key`), as ``reader`` (a :class:`~.read.Reader`)
+    saw them: the epoch is the key of their hashes and listings, the field the store entry's
+    ``plan`` (``{"data": True, "files": ..., "groups": ..., "folders": ...}``).  None when a
+    file read cannot be hashed now."""
     files = {}
     for p in sorted(read):
         digest = reader.digest(p)
@@ -40,8 +45,9 @@ def record(reader, read: list, absent: list, now_ns: int) -> Optional[tuple]:
             return None
         st = reader._stamp.get(p)
         files[p] = [digest, st] if st is not None and now_ns - st[0] >= RACY_NS else [digest, None]
-    epoch = key_of(sorted((p, f[0]) for p, f in files.items()))
-    return epoch, {"data": True, "files": files, "groups": grouped(absent)}
+    folders = dict(folders or {})
+    epoch = key_of([sorted((p, f[0]) for p, f in files.items()), sorted(folders.items())])
+    return epoch, {"data": True, "files": files, "groups": grouped(absent), "folders": folders}
 
 
 def holds(field, reader) -> bool:
@@ -54,9 +60,13 @@ def holds(field, reader) -> bool:
     files, groups = field.get("files"), field.get("groups")
     if not (isinstance(files, dict) and isinstance(groups, dict)):
         return False
+    folders = field.get("folders", {})
     try:
         if not _files_hold(files, reader):
             return False
+        for d, k in folders.items():     # a listing read: no module added, removed or renamed there
+            if listing_key(d) != k:
+                return False
     except (OSError, TypeError, ValueError, IndexError, AttributeError):   # a field of another shape
         return False
     if not all(isinstance(d, str) and isinstance(ns, list) and all(isinstance(n, str) for n in ns)

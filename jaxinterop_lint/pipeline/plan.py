@@ -90,6 +90,10 @@ class Plan(Carriers, HandOn, ImportedNames):
         self._weak: Optional[bool] = None   # weak_counts, decided on first use
         self._reach: dict = {}          # path -> whether a name it takes carries (reach)
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
+        self.scan_project = False       # may answer origin_reachable from every file's text (one file linted)
+        self.scanned = None             # what that scan read (:class:`~.universe.Scanned`), once made
+        self._no_origin: Optional[bool] = None
+        self._scan_roots: tuple = ()
 
     @property
     def words(self) -> Words:
@@ -100,6 +104,53 @@ class Plan(Carriers, HandOn, ImportedNames):
         return self._words
 
     # -- origin levels ---------------------------------------------------------------------
+    def no_origin_anywhere(self) -> bool:
+        """Whether no module of the project can have a unit naming JAX words, decided from
+        the text of every module under the root (:func:`~.universe.scan`) when
+        :attr:`scan_project` allows it (a front end linting one file: the import graph from
+        that file would otherwise be searched module by module): only the files that name a
+        JAX root, or the root of a configured source, are asked
+        (:meth:`~.carriers.Carriers._has_origin_unit`).  Then no search for such a module can
+        succeed.  A decision that used the answer read every file and folder of the scan
+        (:attr:`scanned`: the plan's epoch keeps them).  False when not allowed or not known."""
+        if self._no_origin is not None and self.index is not None and self._scan_roots != tuple(self.index.roots):
+            self.forget_scan()      # a source root added since (another file's package)
+        if self._no_origin is None:
+            self._no_origin = False
+            if self.scan_project and self.index is not None:
+                self._scan_roots = tuple(self.index.roots)
+                from .universe import scan
+
+                roots = set(self.words.jax_roots) | {r for r in self.words.origins if r}
+                got = scan(self.index.root, self.index.roots, roots, self._scanned_text, self._has_origin_unit)
+                if got is not None:
+                    self.scanned = got
+                    self._no_origin = not got.origin
+        return self._no_origin
+
+    def _scanned_text(self, path: str) -> str:
+        """The text of ``path`` for :func:`~.universe.scan`: the one given, else the file's,
+        its stat stamp taken before it is read (:meth:`~.read.Reader.digest`), so that the
+        plan's epoch keeps the stamp beside the hash."""
+        if path in self.texts:
+            return self.texts[path]
+        self.reader.digest(path)
+        return self.reader.text(path)
+
+    @property
+    def scanned_used(self) -> bool:
+        """Whether :meth:`no_origin_anywhere` answered True (decisions then read every module)."""
+        return bool(self._no_origin)
+
+    def forget_scan(self) -> None:
+        """Drop :meth:`no_origin_anywhere`'s answer and what was decided from it (a text
+        given for a file, or a source root added, since the scan)."""
+        if self._no_origin:
+            self._origin_reachable.clear()
+            self._carrier_name.clear()
+            self._reach.clear()
+        self._no_origin = self.scanned = None
+
     def counts(self, level) -> bool:
         """Whether a unit or file of origin ``level`` (:data:`~.facts.ORIGIN_STRONG`) can make
         a multi-device value: a word that makes one by itself always, a placement word only

@@ -57,6 +57,8 @@ class StoreMixin:
             # them only when it asked whether JAX code reaches the file.
             deps |= self.plan.read_for(path)
             if path in self.plan.reach_asked:
+                if self.plan.scanned_used:
+                    return None         # it read the text of every module: the epoch's
                 more = self.plan.consulted(path, MAX_PLAN_DEPS)
                 if more is None:
                     return None
@@ -150,7 +152,14 @@ class StoreMixin:
             if old is not None and isinstance(old.get("hash"), str) and self._epoch_holds(old["hash"]):
                 return
         read = [p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts]
-        made = epochs.record(self.reader, read, self.plan.absent(read), time.time_ns())
+        absent, folders = self.plan.absent(read), None
+        if self.plan.scanned_used:
+            # decided from the text of every module (Plan.no_origin_anywhere): all of it
+            if any(p in self.plan.texts for p in self.plan.scanned.files):
+                return
+            read = sorted(set(read) | set(self.plan.scanned.files))
+            folders = self.plan.scanned.folders
+        made = epochs.record(self.reader, read, absent, time.time_ns(), folders)
         if made is None:
             return
         epoch, field = made

@@ -269,6 +269,11 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
             self.plan.texts.pop(path, None)
         else:
             self.plan.texts[path] = text
+            if self.plan.scanned is not None:
+                self.plan.forget_scan()     # (the scan read another text of it)
+        # one file decided alone: whether any module can hold JAX code is read from the
+        # text of every module, not from the facts of each module of its import graph
+        self.plan.scan_project = True
         data = self.cached(path) if same and not force else None
         if data is None:
             targets = self.plan.exporter_targets(path)
