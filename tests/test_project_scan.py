@@ -120,9 +120,9 @@ def test_a_source_root_outside_the_project_turns_the_scan_off(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "m.py").write_text("import jax\n")
     (tmp_path / "a" / "n.py").write_text("import jaxlib\n")
-    got = scan(str(tmp_path / "a"), [str(tmp_path / "a")], {"jax", "jaxlib"}, lambda p: open(p).read(), lambda p: False)
+    got = scan(str(tmp_path / "a"), [str(tmp_path / "a")], {"jax", "jaxlib"}, lambda p: open(p, 'rb').read(), lambda p: False)
     assert got is not None and got.named == [str(tmp_path / "a" / "m.py"), str(tmp_path / "a" / "n.py")]
     assert not got.origin
-    got = scan(str(tmp_path / "a"), [str(tmp_path / "a")], {"jax"}, lambda p: open(p).read(), lambda p: True)
+    got = scan(str(tmp_path / "a"), [str(tmp_path / "a")], {"jax"}, lambda p: open(p, 'rb').read(), lambda p: True)
     assert got.origin and got.named == [str(tmp_path / "a" / "m.py")]       # stops at the first
-    assert scan(str(tmp_path / "a"), [str(tmp_path)], {"jax"}, lambda p: open(p).read(), lambda p: False) is None
+    assert scan(str(tmp_path / "a"), [str(tmp_path)], {"jax"}, lambda p: open(p, 'rb').read(), lambda p: False) is None

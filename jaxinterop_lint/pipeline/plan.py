@@ -128,14 +128,18 @@ class Plan(Carriers, HandOn, ImportedNames):
                     self._no_origin = not got.origin
         return self._no_origin
 
-    def _scanned_text(self, path: str) -> str:
-        """The text of ``path`` for :func:`~.universe.scan`: the one given, else the file's,
-        its stat stamp taken before it is read (:meth:`~.read.Reader.digest`), so that the
-        plan's epoch keeps the stamp beside the hash."""
+    def _scanned_text(self, path: str) -> bytes:
+        """The text of ``path`` for :func:`~.universe.scan`, as bytes: the one given, else
+        the file's (:meth:`~.read.Reader.scanned`: hashed, its stat stamp taken before it
+        is read, so that the plan's epoch keeps the stamp beside the hash; undecoded)."""
         if path in self.texts:
-            return self.texts[path]
-        self.reader.digest(path)
-        return self.reader.text(path)
+            return self.texts[path].encode("utf-8", "surrogatepass")
+        if self.reader.has_text(path):
+            return self.reader.text(path).encode("utf-8", "surrogatepass")
+        data = self.reader.scanned(path)
+        if data is None:
+            raise OSError(path)
+        return data
 
     @property
     def scanned_used(self) -> bool:

@@ -63,6 +63,27 @@ class Reader:
         self._read(path)
         return self._hash[path]
 
+    def scanned(self, path: str) -> Optional[bytes]:
+        """The bytes of ``path``, hashed as :meth:`digest` hashes them (its stat stamp taken
+        first) but neither decoded nor kept: a search of every module's text for a few words
+        (:mod:`.universe`) that needs the text of none of most of them.  None when it cannot
+        be read."""
+        if self.stamp(path) is None:
+            self.digest(path)
+            return None
+        try:
+            data = read_bytes(path)
+        except SourceError:
+            self.digest(path)
+            return None
+        self.reads += 1
+        digest = digest_bytes(data)
+        if self._hash.setdefault(path, digest) != digest:
+            # read before with other bytes (edited since): what was read first stands, as
+            # the text this run analyses is that one
+            return self.text(path).encode("utf-8", "surrogatepass")
+        return data
+
     def _read(self, path: str) -> None:
         try:
             data = read_bytes(path)

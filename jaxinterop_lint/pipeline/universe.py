@@ -65,11 +65,12 @@ def listing_key(folder: str) -> str:
     return key_of([modules, packages, linked])
 
 
-def scan(root: str, roots, words, text_of, has_origin) -> Optional[Scanned]:
+def scan(root: str, roots, words, bytes_of, has_origin) -> Optional[Scanned]:
     """The modules under ``root`` (absolute; ``roots`` the module index's source roots, all
     of which must lie in it) whose text names one of ``words`` (root module names, as
-    substrings: a superset of the files that import one), read by ``text_of(path)`` (the
-    run's reader: raises for a file it cannot read, which then names nothing), each such
+    substrings of its bytes, in any encoding Python reads that keeps ASCII: a superset of
+    the files that import one), read by ``bytes_of(path)`` (the run's reader: raises for a
+    file it cannot read, which then names nothing), each such
     file asked ``has_origin(path)`` (whether a unit of it names JAX words): the scan stops at
     the first that has one (:attr:`Scanned.origin`; a JAX project stops at its first JAX
     module).  None when a source root lies outside ``root`` (its modules would be missed), a
@@ -93,13 +94,13 @@ def scan(root: str, roots, words, text_of, has_origin) -> Optional[Scanned]:
             return None
     files.sort()
     named = []
-    words = [w for w in sorted(words) if not any(o != w and o in w for o in words)]   # "jax" covers "jaxlib"
+    words = [w.encode() for w in sorted(words) if not any(o != w and o in w for o in words)]   # "jax" covers "jaxlib"
     for p in files:
         try:
-            text = text_of(p)
-        except Exception:   # unreadable or undecodable: no facts, no import
+            data = bytes_of(p)
+        except Exception:   # unreadable: no facts, no import
             continue
-        if any(w in text for w in words):
+        if any(w in data for w in words):
             named.append(p)
             if has_origin(p):
                 return Scanned(named, files, folders, True)
