@@ -126,3 +126,14 @@ def test_a_source_root_outside_the_project_turns_the_scan_off(tmp_path):
     got = scan(str(tmp_path / "a"), [str(tmp_path / "a")], {"jax"}, lambda p: open(p, 'rb').read(), lambda p: True)
     assert got.origin and got.named == [str(tmp_path / "a" / "m.py")]       # stops at the first
     assert scan(str(tmp_path / "a"), [str(tmp_path)], {"jax"}, lambda p: open(p, 'rb').read(), lambda p: False) is None
+
+
+def test_a_scanned_file_is_hashed_as_it_is_read_and_not_decoded(tmp_path):
+    from jaxinterop_lint.pipeline.read import Reader
+
+    p = tmp_path / "m.py"
+    p.write_bytes(b"# caf\xc3\xa9\nimport jax\n")
+    r = Reader()
+    assert r.scanned(str(p)) == p.read_bytes() and not r.has_text(str(p))
+    assert r.digest(str(p)) == Reader().digest(str(p)) and str(p) in r._stamp
+    assert r.scanned(str(tmp_path / "missing.py")) is None
