@@ -265,12 +265,13 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
             same = self.reader.text(path) == text
         except SourceError:
             same = False
+        before = self.plan.texts.get(path)
         if same:
             self.plan.texts.pop(path, None)
         else:
             self.plan.texts[path] = text
-            if self.plan.scanned is not None:
-                self.plan.forget_scan()     # (the scan read another text of it)
+        if self.plan.texts.get(path) != before and self.plan.scanned is not None:
+            self.plan.forget_scan()     # (the scan read another text of it)
         # one file decided alone: whether any module can hold JAX code is read from the
         # text of every module, not from the facts of each module of its import graph
         self.plan.scan_project = True
