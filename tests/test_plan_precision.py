@@ -237,6 +237,33 @@ def test_the_epoch_fails_when_a_module_appears_in_a_folder_that_was_missing(tmp_
     assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
 
 
+_MAKES = ("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+          "def make(x):\n    mesh = jax.make_mesh((len(jax.devices()),), ('x',))\n"
+          "    return jax.device_put(x, NamedSharding(mesh, P('x')))\n")
+
+
+def test_a_module_created_in_a_src_folder_made_after_the_run_is_followed(tmp_path):
+    """``<root>/src`` becomes a source root once it exists: a result that relied on the
+    absence of a module keeps that candidate too (the attack of stop 47, s03)."""
+    proj = project(tmp_path, {"pkg/late.py": "import torch\nfrom extra import make\n\n\n"
+                                             "def f(x):\n    return torch.from_dlpack(make(x))\n"})
+    assert ("pkg/late.py", 6, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    (proj / "src").mkdir()
+    (proj / "src" / "extra.py").write_text(_MAKES)
+    assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+
+
+def test_a_conftest_created_after_the_run_gives_its_fixtures(tmp_path):
+    """A ``conftest.py`` created beside a test module (or above it) is a candidate the
+    result relied on the absence of (the attack of stop 47, s19b)."""
+    proj = project(tmp_path, {"tests/test_x.py": "import torch\n\n\ndef test_export(sharded):\n"
+                                                 "    assert torch.from_dlpack(sharded).shape\n"})
+    assert ("tests/test_x.py", 5, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    (proj / "tests" / "conftest.py").write_text("import pytest\n" + _MAKES.replace(
+        "def make(x):", "@pytest.fixture\ndef sharded():\n    x = 1").replace("    return jax", "    return jax"))
+    assert ("tests/test_x.py", 5, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+
+
 # A test module whose JAX test makes a sharded array and whose PyTorch test converts NumPy
 # data: the file names JAX words, but not in the unit that uses the consumer.
 SPLIT_TEST = """\

@@ -137,3 +137,80 @@ def test_a_scanned_file_is_hashed_as_it_is_read_and_not_decoded(tmp_path):
     assert r.scanned(str(p)) == p.read_bytes() and not r.has_text(str(p))
     assert r.digest(str(p)) == Reader().digest(str(p)) and str(p) in r._stamp
     assert r.scanned(str(tmp_path / "missing.py")) is None
+
+
+def _project(tmp_path, files: dict):
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    return root
+
+
+CALLS = "import torch\nfrom pkg.helper import make\n\n\ndef run(x):\n    return torch.from_dlpack(make(x))\n"
+
+
+@pytest.mark.parametrize("where", ["tools-x/", "src/"])
+def test_a_package_whose_top_folder_is_no_identifier_is_scanned(tmp_path, monkeypatch, where):
+    """``tools-x/pkg`` is importable as ``pkg`` (its top folder is a source root, not a
+    module folder): its JAX module is found (the attack of stop 47, s01)."""
+    root = _project(tmp_path, {f"{where}pkg/__init__.py": "", f"{where}pkg/use.py": CALLS,
+                               f"{where}pkg/helper.py": SHARD.format(name="make")})
+    s, found = _lint(root / where / "pkg" / "use.py", monkeypatch)
+    assert found == [("JXI002", 6)] and not s.plan.scanned_used
+
+
+def test_a_conftest_beside_a_test_module_outside_any_package_is_scanned(tmp_path, monkeypatch):
+    fixture = SHARD.format(name="sharded").replace("def sharded", "@pytest.fixture\ndef sharded")
+    root = _project(tmp_path, {"integration-tests/conftest.py": "import pytest\n" + fixture,
+                               "integration-tests/test_x.py": "import torch\n\n\ndef test_export(sharded):\n"
+                                                              "    assert torch.from_dlpack(sharded).shape\n"})
+    found = _lint(root / "integration-tests" / "test_x.py", monkeypatch)[1]
+    assert found == [("JXI002", 5)]
+
+
+def test_a_module_in_another_encoding_is_read_as_python_reads_it(tmp_path, monkeypatch):
+    """Its bytes do not spell ``jax`` (UTF-7: ``+AGo-ax``); its text does.  It is two
+    imports away, so nothing decodes it before the scan (the attack of stop 47, s06)."""
+    text = "# -*- coding: utf-7 -*-\n" + SHARD.format(name="make")
+    data = text.replace("jax", "+AGo-ax").encode("ascii")
+    assert data.decode("utf-7") == text and b"jax" not in data
+    mid = "from pkg.far import far\n\n\ndef make(x):\n    return far(x)\n"
+    far = "from pkg.helper import make\n\n\ndef far(x):\n    return make(x)\n"
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/use.py": CALLS.replace("pkg.helper", "pkg.mid"),
+                               "pkg/mid.py": mid, "pkg/far.py": far, "pkg/helper.py": data})
+    assert _lint(root / "pkg" / "use.py", monkeypatch)[1] == [("JXI002", 6)]
+
+
+def test_a_configured_source_defined_in_the_project_turns_the_scan_off(tmp_path, monkeypatch):
+    """A module takes the configured source ``pkg.factory.build`` by a relative import, so
+    no text spells its root."""
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/use.py": CALLS,
+                               "pkg/factory.py": "def build(x):\n    return x\n",
+                               "pkg/helper.py": "from .factory import build\n\n\ndef make(x):\n    return build(x)\n"})
+    with open(root / "pyproject.toml", "a") as f:
+        f.write('\n[tool.jaxinterop-lint]\nextend-sources = ["pkg.factory.build"]\n')
+    from jaxinterop_lint import pyproject
+
+    cfg = pyproject.load([str(root)])
+    from jaxinterop_lint.pipeline import run
+
+    monkeypatch.setattr(run, "_SHARED", {})
+    use = root / "pkg" / "use.py"
+    s = run.shared_project(str(use), cfg, reported=[str(use)])
+    assert [f.code for f in s.lint_text(use.read_text(), str(use)).findings] == ["JXI002"]
+    assert s.plan.scanned is None
+
+
+def test_no_warm_record_is_kept_from_an_epoch_whose_folder_listings_were_compared(proj):
+    """The warm record keeps stamps and absences, not listings: a command-line run that
+    took results from an epoch made from every module's text answers the next run the
+    full way (a module created in a listed folder is seen: the attack of stop 47, s09)."""
+    from jaxinterop_lint.pipeline import warm
+    from jaxinterop_lint.pipeline.read import Reader
+
+    r = Reader()
+    r.listed["/p"] = "k"
+    assert not warm.record(warm.store_for(str(proj), "k"), r, [], frozenset(), {}, 0)

@@ -67,6 +67,7 @@ def holds(field, reader) -> bool:
         for d, k in folders.items():     # a listing read: no module added, removed or renamed there
             if listing_key(d) != k:
                 return False
+            reader.listed[d] = k
     except (OSError, TypeError, ValueError, IndexError, AttributeError):   # a field of another shape
         return False
     if not all(isinstance(d, str) and isinstance(ns, list) and all(isinstance(n, str) for n in ns)

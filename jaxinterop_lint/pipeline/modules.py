@@ -277,14 +277,19 @@ class ModuleIndex:
         """The ``conftest.py`` files whose fixtures pytest gives the tests of the test module
         ``path`` (``test_*.py`` or ``*_test.py``): in its folder and each folder above it up
         to the project root, nearest first; [] for any other file."""
+        return [c for c in self.conftest_candidates(path) if "conftest.py" in self._listing(os.path.dirname(c))[0]]
+
+    def conftest_candidates(self, path: str) -> list:
+        """Every ``conftest.py`` path whose fixtures pytest would give the test module
+        ``path``, existing or not (:meth:`conftests` lists those that exist); [] for any
+        other file."""
         base = os.path.basename(path)
         if not (base.startswith("test_") or base.endswith("_test.py")) or not base.endswith(".py"):
             return []
         out = []
         folder = os.path.dirname(os.path.abspath(path))
         while True:
-            if "conftest.py" in self._listing(folder)[0]:
-                out.append(os.path.join(folder, "conftest.py"))
+            out.append(os.path.join(folder, "conftest.py"))
             if folder == self.root or not folder.startswith(self.root + os.sep):
                 return out
             folder = os.path.dirname(folder)
@@ -300,7 +305,10 @@ class ModuleIndex:
         out = []
         if top and top not in library_roots() and self.find_module(name) is None:
             rel = name.replace(".", os.sep)
-            for r in self.roots:
+            src = os.path.join(self.root, "src")
+            # <root>/src becomes a source root once it exists (ModuleIndex): a module
+            # created there would be found too
+            for r in (self.roots if src in self.roots else [src, *self.roots]):
                 out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]
                 if "." not in name:
                     out.append(os.path.join(r, rel))     # a namespace package folder

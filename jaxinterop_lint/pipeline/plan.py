@@ -54,6 +54,9 @@ _non_literal_use = non_literal_use
 # the unit-level answer of Plan.sink_reached (its units would cost memory of their own).
 _UNITS_MAX = 1 << 20
 _first = itemgetter(0)
+# A coding cookie is on one of the first two lines (PEP 263); a file whose first bytes say
+# "coding" is decoded before its text is searched.
+_COOKIE_BYTES = 1024
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
 
 
@@ -122,7 +125,12 @@ class Plan(Carriers, HandOn, ImportedNames):
                 from .universe import scan
 
                 roots = set(self.words.jax_roots) | {r for r in self.words.origins if r}
-                got = scan(self.index.root, self.index.roots, roots, self._scanned_text, self._has_origin_unit)
+                if any(self.index.is_project(r) for r in roots):
+                    # a configured source defined in the project: a module can take it by
+                    # a relative import, whose text never spells the root
+                    return self._no_origin
+                own = {*self.texts, *self.reported}
+                got = scan(self.index.root, self.index.roots, roots, self._scanned_text, self._has_origin_unit, own)
                 if got is not None:
                     self.scanned = got
                     self._no_origin = not got.origin
@@ -134,12 +142,14 @@ class Plan(Carriers, HandOn, ImportedNames):
         is read, so that the plan's epoch keeps the stamp beside the hash; undecoded)."""
         if path in self.texts:
             return self.texts[path].encode("utf-8", "surrogatepass")
-        if self.reader.has_text(path):
-            return self.reader.text(path).encode("utf-8", "surrogatepass")
-        data = self.reader.scanned(path)
-        if data is None:
-            raise OSError(path)
-        return data
+        if not self.reader.has_text(path):
+            data = self.reader.scanned(path)
+            if data is None:
+                raise OSError(path)
+            if b"coding" not in data[:_COOKIE_BYTES]:
+                return data
+            # a PEP 263 cookie: the bytes may spell the text in another encoding (utf-7)
+        return self.reader.text(path).encode("utf-8", "surrogatepass")
 
     @property
     def scanned_used(self) -> bool:
@@ -544,7 +554,8 @@ class Plan(Carriers, HandOn, ImportedNames):
         out = set()
         for path in paths:
             if path not in self._absent:
-                mine = set()
+                # a conftest.py created beside a test module or above it gives it fixtures
+                mine = {c for c in self.index.conftest_candidates(path) if not os.path.exists(c)}
                 f = self.facts(path)
                 for module, names in (f or {}).get("imports", ()):
                     mine.update(self.index.absent_candidates(module))

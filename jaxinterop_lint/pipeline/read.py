@@ -29,6 +29,7 @@ class Reader:
         self._hash: dict = {}      # path -> digest or None
         self._text: dict = {}      # path -> text or SourceError
         self._exists: dict = {}
+        self.listed: dict = {}     # folder -> the listing key an epoch check compared (.epoch)
         self.reads = 0
 
     def stamp(self, path: str) -> Optional[list]:

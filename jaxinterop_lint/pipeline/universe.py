@@ -65,37 +65,60 @@ def listing_key(folder: str) -> str:
     return key_of([modules, packages, linked])
 
 
-def scan(root: str, roots, words, bytes_of, has_origin) -> Optional[Scanned]:
-    """The modules under ``root`` (absolute; ``roots`` the module index's source roots, all
-    of which must lie in it) whose text names one of ``words`` (root module names, as
-    substrings of its bytes, in any encoding Python reads that keeps ASCII: a superset of
-    the files that import one), read by ``bytes_of(path)`` (the run's reader: raises for a
-    file it cannot read, which then names nothing), each such
-    file asked ``has_origin(path)`` (whether a unit of it names JAX words): the scan stops at
-    the first that has one (:attr:`Scanned.origin`; a JAX project stops at its first JAX
-    module).  None when a source root lies outside ``root`` (its modules would be missed), a
-    folder is a symbolic link, the tree has more than :data:`MAX_FILES` modules, or a folder
-    cannot be listed.  Never raises but what ``has_origin`` raises."""
+def scan(root: str, roots, words, bytes_of, has_origin, own=()) -> Optional[Scanned]:
+    """The modules under ``root`` (absolute) whose text names one of ``words`` (root module
+    names, as substrings of its bytes: a superset of the files that import one), read by
+    ``bytes_of(path)`` (the run's reader: raises for a file it cannot read, which then
+    names nothing), each such file asked ``has_origin(path)`` (whether a unit of it names
+    JAX words): the scan stops at the first that has one (:attr:`Scanned.origin`; a JAX
+    project stops at its first JAX module).
+
+    The modules are those a module search can find: under ``root`` and each of ``roots``
+    (the module index's source roots, all of which must lie in ``root``: a package whose
+    top folder is not an identifier is one), in folders whose names are identifiers; and
+    ``own`` (the linted files, whose text may be given rather than on disk) with every
+    module of their folders and of each folder above them up to ``root`` (the
+    ``conftest.py`` files pytest gives a test module).  None when a source root lies
+    outside ``root``, a folder is a symbolic link, the tree has more than
+    :data:`MAX_FILES` modules, or a folder cannot be listed.  Never raises but what
+    ``has_origin`` raises."""
     if any(r != root and not r.startswith(root + os.sep) for r in roots):
         return None
-    files, folders, todo = [], {}, [root]
-    while todo:
+    files, folders = set(own), {}
+    flat = set()        # the folders of the linted files and those above them
+    for p in own:
+        folder = os.path.dirname(p)
+        while folder == root or folder.startswith(root + os.sep):
+            flat.add(folder)
+            folder = os.path.dirname(folder)
+    todo = [root, *roots]
+    while True:         # every module folder, then each folder of ``flat`` not among them
+        if not todo:
+            todo = sorted(flat - set(folders))
+            if not todo:
+                break
         folder = todo.pop()
+        if folder in folders:
+            continue
         try:
             modules, packages, linked = listing(folder)
+        except FileNotFoundError:
+            if folder not in flat:
+                return None
+            modules, packages, linked = [], [], False   # (a text given for a file not saved yet)
         except OSError:
             return None
         if linked:      # (a module search follows the link: the tree is not bounded)
             return None
         folders[folder] = key_of([modules, packages, linked])
-        files += [os.path.join(folder, m) for m in modules]
+        files.update(os.path.join(folder, m) for m in modules)
         todo += [os.path.join(folder, p) for p in packages]
         if len(files) > MAX_FILES:
             return None
-    files.sort()
     named = []
     words = [w.encode() for w in sorted(words) if not any(o != w and o in w for o in words)]   # "jax" covers "jaxlib"
-    for p in files:
+    order = sorted(files)
+    for p in order:
         try:
             data = bytes_of(p)
         except Exception:   # unreadable: no facts, no import
@@ -103,5 +126,5 @@ def scan(root: str, roots, words, bytes_of, has_origin) -> Optional[Scanned]:
         if any(w in data for w in words):
             named.append(p)
             if has_origin(p):
-                return Scanned(named, files, folders, True)
-    return Scanned(named, files, folders, False)
+                return Scanned(named, order, folders, True)
+    return Scanned(named, order, folders, False)

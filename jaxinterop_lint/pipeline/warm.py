@@ -168,11 +168,12 @@ def record(warm: Store, reader, files: list, enabled, out: dict, now_ns: int) ->
     """Keep the warm record of a run whose results ``out`` (``{path: raw}`` of ``files``)
     all came from the store, ``reader`` being what its checks consulted: stamps (taken
     before any read) and hashes, and the paths asked about with ``exists``.  Nothing (False)
+    when the checks compared a folder's listing (an epoch made from every module's text),
     when a consulted file had no trusted stamp, could not be read, or existed where the
     check wanted it absent, or a result is not plain data.  The record replaces the one
     before it (one per store key); it is written by :meth:`Store.save` of ``warm``."""
-    if warm.folder is None or len(reader._hash) > MAX_RECORD_FILES:
-        return False
+    if warm.folder is None or len(reader._hash) > MAX_RECORD_FILES or getattr(reader, "listed", None):
+        return False    # (folder listings consulted, :mod:`.epoch`: a record keeps no listing)
     stamps, absent = {}, []
     for p, h in reader._hash.items():
         st = reader._stamp.get(p)
