@@ -24,8 +24,6 @@ import os
 from typing import Optional
 
 from .store import RACY_NS, key_of
-from .universe import listing_key
-from .warm import grouped, still_absent
 
 _UNSEEN = object()
 EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
@@ -46,6 +44,8 @@ def record(reader, read: list, absent: list, now_ns: int, folders: Optional[dict
         st = reader._stamp.get(p)
         files[p] = [digest, st] if st is not None and now_ns - st[0] >= RACY_NS else [digest, None]
     folders = dict(folders or {})
+    from .warm import grouped
+
     epoch = key_of([sorted((p, f[0]) for p, f in files.items()), sorted(folders.items())])
     return epoch, {"data": True, "files": files, "groups": grouped(absent), "folders": folders}
 
@@ -61,6 +61,9 @@ def holds(field, reader) -> bool:
     if not (isinstance(files, dict) and isinstance(groups, dict)):
         return False
     folders = field.get("folders", {})
+    from .universe import listing_key
+    from .warm import still_absent     # (here: a result that holds without an epoch needs neither)
+
     try:
         if not _files_hold(files, reader):
             return False
