@@ -248,15 +248,19 @@ class Carriers:
         return _search(self._origin_reachable, path,
                        lambda node: (self._has_origin_unit(node), [t for t, _ in self.targets(node)]))
 
-    def _has_origin_unit(self, path: str) -> bool:
+    def _has_origin_unit(self, path: str, any_level: bool = False) -> bool:
         """Whether a top-level unit of ``path`` names JAX words (:meth:`units`), computed only
-        for a module whose imports allow one."""
+        for a module whose imports allow one.  ``any_level``: a placement word counts
+        whether or not :meth:`~.plan.Plan.weak_counts` (a cheaper, larger answer: deciding
+        that reads the facts of every module)."""
         f = self.facts(path)
         if f is None:
             return False
         roots = {m.split(".")[0] for m, _ in f["imports"]}
         if not roots & self.words.jax_roots and not any(r is not None and r in roots for r in self.words.origins):
             return False
+        if any_level:
+            return any(origin for origin, _ in self.units(path).values())
         return any(self.counts(origin) for origin, _ in self.units(path).values())
 
     def _carrier_step(self, path: str, name) -> tuple:

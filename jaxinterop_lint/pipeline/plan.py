@@ -130,7 +130,10 @@ class Plan(Carriers, HandOn, ImportedNames):
                     # a relative import, whose text never spells the root
                     return self._no_origin
                 own = {*self.texts, *self.reported}
-                got = scan(self.index.root, self.index.roots, roots, self._scanned_text, self._has_origin_unit, own)
+                # (a unit with a placement word stops it too: whether those count is a
+                # question about every module, which the search it replaces never asks)
+                got = scan(self.index.root, self.index.roots, roots, self._scanned_text,
+                           lambda p: self._has_origin_unit(p, any_level=True), own)
                 if got is not None:
                     self.scanned = got
                     self._no_origin = not got.origin

@@ -116,9 +116,12 @@ def scan(root: str, roots, words, bytes_of, has_origin, own=()) -> Optional[Scan
         if len(files) > MAX_FILES:
             return None
     named = []
-    words = [w.encode() for w in sorted(words) if not any(o != w and o in w for o in words)]   # "jax" covers "jaxlib"
+    kept = [w for w in sorted(words) if not any(o != w and o in w for o in words)]    # "jax" covers "jaxlib"
+    words = [w.encode() for w in kept]
     order = sorted(files)
-    for p in order:
+    # the modules whose paths name a root first (``envs/libs/jax_utils.py``): in a project
+    # with JAX code the scan then stops after reading a few files, not most of them
+    for p in sorted(order, key=lambda p: not any(w in p for w in kept)):
         try:
             data = bytes_of(p)
         except Exception:   # unreadable: no facts, no import
