@@ -214,3 +214,21 @@ def test_no_warm_record_is_kept_from_an_epoch_whose_folder_listings_were_compare
     r = Reader()
     r.listed["/p"] = "k"
     assert not warm.record(warm.store_for(str(proj), "k"), r, [], frozenset(), {}, 0)
+
+
+def test_a_placement_word_stops_the_scan_without_reading_every_module(tmp_path, monkeypatch):
+    """A project whose JAX module only places values (``jax.device_put(x, device)``, no
+    sharding: whether that counts is decided from every module's facts): the scan stops
+    at that module, read first because its path says ``jax``, and decides nothing
+    (torchrl's ``envs/libs/jax_utils.py``: 1.8 s of facts of 600 modules for one file)."""
+    files = {"pkg/__init__.py": "", "pkg/use.py": USE,
+             "pkg/libs/__init__.py": "",
+             "pkg/libs/jax_utils.py": "import jax\n\n\ndef to_jax(x):\n    return jax.device_put(x, jax.devices()[0])\n"}
+    files.update({f"pkg/m{i}.py": f"from pkg.m{i + 1} import f{i + 1}\n\n\ndef f{i}(x):\n    return f{i + 1}(x)\n"
+                  for i in range(LINKS)})
+    files[f"pkg/m{LINKS}.py"] = f"def f{LINKS}(x):\n    return x\n"
+    root = _project(tmp_path, files)
+    s, found = _lint(root / "pkg" / "use.py", monkeypatch)
+    assert found == [] and s.plan.scanned.origin and not s.plan.scanned_used
+    assert s.plan.scanned.named == [str(root / "pkg" / "libs" / "jax_utils.py")]
+    assert s.plan._weak is None           # never asked whether placement words count
