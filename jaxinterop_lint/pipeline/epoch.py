@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .store import RACY_NS, key_of
+from .store import RACY_NS, key_of, stamp_of
 
 _UNSEEN = object()
 EPOCH = "plan-epoch"    # the store entry (a name in the cache folder) of the plan's epoch
@@ -99,7 +99,7 @@ def _files_hold(files: dict, reader) -> bool:
                 x = stat(p)
             except OSError:
                 return False
-            now = stamps[p] = [x.st_mtime_ns, x.st_size, x.st_ctime_ns, x.st_ino]
+            now = stamps[p] = stamp_of(x)
         if now == stamp:
             if hashes.setdefault(p, digest) != digest:     # read this run, and other bytes
                 return False

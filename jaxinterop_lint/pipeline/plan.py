@@ -558,7 +558,7 @@ class Plan(Carriers, HandOn, ImportedNames):
         for path in paths:
             if path not in self._absent:
                 # a conftest.py created beside a test module or above it gives it fixtures
-                mine = {c for c in self.index.conftest_candidates(path) if not os.path.exists(c)}
+                mine = set(self.index.conftest_candidates(path)) - set(self.index.conftests(path))
                 f = self.facts(path)
                 for module, names in (f or {}).get("imports", ()):
                     mine.update(self.index.absent_candidates(module))

@@ -58,11 +58,11 @@ def listing(folder: str) -> tuple:
     return sorted(modules), sorted(packages), linked
 
 
-def listing_key(folder: str) -> str:
+def listing_key(folder: str, listed: Optional[tuple] = None) -> str:
     """A short hash of :func:`listing` of ``folder`` (what the plan's epoch keeps of each
-    folder the scan listed).  Raises OSError."""
-    modules, packages, linked = listing(folder)
-    return key_of([modules, packages, linked])
+    folder the scan listed), or of ``listed`` when the caller listed it already.  Raises
+    OSError."""
+    return key_of(list(listed if listed is not None else listing(folder)))
 
 
 def scan(root: str, roots, words, bytes_of, has_origin, own=()) -> Optional[Scanned]:
@@ -110,7 +110,7 @@ def scan(root: str, roots, words, bytes_of, has_origin, own=()) -> Optional[Scan
             return None
         if linked:      # (a module search follows the link: the tree is not bounded)
             return None
-        folders[folder] = key_of([modules, packages, linked])
+        folders[folder] = listing_key(folder, (modules, packages, linked))
         files.update(os.path.join(folder, m) for m in modules)
         todo += [os.path.join(folder, p) for p in packages]
         if len(files) > MAX_FILES:
