@@ -334,3 +334,12 @@ def plain_lines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
+
+
+def called(text: str, local: str) -> set:
+    """The attributes ``text`` calls on the module bound to ``local`` (handon.py's
+    ``_called`` before stop 48: a pattern per name)."""
+    if local + "." not in text:
+        return set()
+    return {m.group(1) for m in re.finditer(re.escape(local) + r"\.(\w+)[ \t]*\(", text)
+            if not m.start() or not (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.")}

@@ -523,3 +523,52 @@ def test_an_augmented_assignment_at_module_level_counts_for_its_name(tmp_path):
     ``total = 0``."""
     proj = project(tmp_path, {"aug.py": AUGMENTED})
     assert rows(lint_paths([str(proj / "aug.py")], Config(), jobs=1), proj) == [("aug.py", 8, "JXI002")]
+
+
+def test_a_factory_handed_exporter_is_followed_when_a_far_module_gains_jax_code(tmp_path, monkeypatch):
+    """``use.py`` names no consumer: it calls ``converter().to_torch(f0(x))``, where the
+    factory ``converter`` (of ``tools.py``, naming none) hands over ``conv.Converter``,
+    whose method exports.  While no JAX code reaches ``use.py`` the handed exporter is
+    left out, so that decision rests on the import graph behind ``use.py``: once the end
+    of the chain ``f0`` calls returns a multi-device value, the stored result is stale
+    (the attack of stop 47, s25: flake8 on the file kept answering from the cache)."""
+    from jaxinterop_lint.pipeline import run
+
+    chain = {f"pkg/m{i}.py": f"from pkg.m{i + 1} import f{i + 1}\n\n\ndef f{i}(x):\n    return f{i + 1}(x)\n"
+             for i in range(3)}
+    chain["pkg/m3.py"] = "from pkg.helper import make\n\n\ndef f3(x):\n    return make(x)\n"
+    proj = project(tmp_path, {
+        **chain,
+        "pkg/helper.py": "def make(x):\n    return x\n",
+        "pkg/conv.py": "import torch\n\n\nclass Converter:\n    def to_torch(self, y):\n"
+                       "        return torch.from_dlpack(y)\n",
+        "pkg/tools.py": "from pkg.conv import Converter\n\n\ndef converter():\n    return Converter()\n",
+        "pkg/use.py": "from pkg.m0 import f0\nfrom pkg.tools import converter\n\n\n"
+                      "def run(x):\n    return converter().to_torch(f0(x))\n"})
+    use = proj / "pkg" / "use.py"
+
+    def flake8_alone():
+        monkeypatch.setattr(run, "_SHARED", {})     # a new process (a new flake8 run)
+        s = run.shared_project(str(use), Config(), reported=[str(use)])
+        found = sorted((f.code, f.line) for f in s.lint_text(use.read_text(), str(use)).findings)
+        s.save()
+        return s, found
+
+    assert flake8_alone()[1] == []
+    assert flake8_alone()[0]._plan is None          # answered from the stored result
+    (proj / "pkg" / "helper.py").write_text("from pkg.shard import sharded\n\n\n"
+                                            "def make(x):\n    return sharded(x, None)\n")
+    assert flake8_alone()[1] == [("JXI002", 6)]
+
+
+def test_a_module_created_in_an_earlier_source_root_shadows_the_one_found(tmp_path):
+    """``src/`` is searched before the project root: a ``src/helper.py`` created after the
+    run is the ``helper`` that ``late.py`` imports from then on, and a result that used the
+    root's ``helper.py`` is stale (the attack of stop 47, s04)."""
+    proj = project(tmp_path, {"src/other.py": "X = 1\n", "helper.py": "def make(x):\n    return x\n",
+                              "pkg/late.py": "import torch\nfrom helper import make\n\n\n"
+                                             "def f(x):\n    return torch.from_dlpack(make(x))\n"})
+    assert ("pkg/late.py", 6, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    (proj / "src" / "helper.py").write_text(_MAKES)
+    assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=False), proj)

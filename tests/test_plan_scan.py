@@ -14,7 +14,7 @@ import pytest
 import scan_reference as ref
 
 from jaxinterop_lint import Config, lint_paths
-from jaxinterop_lint.pipeline import carriers, scan, toplevel
+from jaxinterop_lint.pipeline import carriers, handon, scan, toplevel
 from jaxinterop_lint.pipeline.facts import ORIGIN_WEAK, facts_of, words_for
 from jaxinterop_lint.pipeline.run import Session
 from jaxinterop_lint.pipeline.words import DEFAULT, bare_roles
@@ -99,6 +99,7 @@ def test_the_fast_scanners_agree_with_the_regular_expressions(texts):
                     assert scan.non_literal_use(t, w, root, scan.Aliases(t)) == \
                         ref._non_literal_use(t, w, root, ref.Aliases(t)), (w, root, t)
                 assert scan.non_literal_use(t, w) == ref._non_literal_use(t, w), (w, t)
+                assert handon._called(t, w) == ref.called(t, w), (w, t)
             known = set(ref._IDENT.findall(t))
             assert known & carriers.free_names(t) == known & set(carriers.FREE_NAME.findall(t)), repr(t)
             modules = frozenset({"x", "np", "torch", "jax"} | set(sorted(known)[:4]))

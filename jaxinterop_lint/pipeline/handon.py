@@ -82,15 +82,24 @@ def _class_line(text: str, name: str) -> int:
     return -1
 
 
+_CALLED_NAME = re.compile(r"(\w+)[ \t]*\(")
+
+
 def _called(text: str, local: str) -> set:
     """The names of the attributes that ``text`` calls on the module bound to ``local``
     (``local.name(``), read from the text, comments and strings included (a spurious hit
-    only costs a look).  The pattern starts with the name itself, a literal the regex
-    engine searches for quickly."""
-    if local + "." not in text:
-        return set()
-    return {m.group(1) for m in re.finditer(re.escape(local) + r"\.(\w+)[ \t]*\(", text)
-            if not m.start() or not (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.")}
+    only costs a look).  A literal search for ``local.``, then a match at each hit (a
+    pattern per name would be compiled again for each module: too many for ``re``'s cache)."""
+    key = local + "."
+    at = text.find(key)
+    out = set()
+    while at >= 0:
+        if not at or not (text[at - 1].isalnum() or text[at - 1] in "_."):
+            m = _CALLED_NAME.match(text, at + len(key))
+            if m:
+                out.add(m.group(1))
+        at = text.find(key, at + len(key))
+    return out
 
 
 class HandOn:
@@ -312,6 +321,16 @@ class HandOn:
             for t, k in taken:
                 if t == path or k == "*":
                     continue
+                called = ()
+                if k is None:   # a module: the functions of it that ``path`` calls (first: a
+                    # module taken whole and never called on costs no look at its re-exports)
+                    if text is None:
+                        text = self._text_of(path)
+                    dotted = self.index.module_name(t) or local
+                    # ``import pkg.tools`` binds ``pkg``: its calls are ``pkg.tools.f(``
+                    called = _called(text, dotted if dotted.startswith(local + ".") else local)
+                    if not called:
+                        continue
                 relevance = self._relevance.get((t, k is None))
                 if relevance is None:   # (re-exports reached as attributes, may hand on), once a run
                     sink = (self.facts(t) or {}).get("sink")
@@ -321,15 +340,6 @@ class HandOn:
                 if relevance is False:
                     continue
                 again, may = relevance
-                called = ()
-                if k is None:   # a module: the functions of it that ``path`` calls
-                    if text is None:
-                        text = self._text_of(path)
-                    dotted = self.index.module_name(t) or local
-                    # ``import pkg.tools`` binds ``pkg``: its calls are ``pkg.tools.f(``
-                    called = _called(text, dotted if dotted.startswith(local + ".") else local)
-                    if not called:
-                        continue
                 names, read = self._handed_by(t, k, called) if may else ((), frozenset())
                 more = {again[a] for a in called if a in again}   # ``tools.Converter()``, a re-export
                 if more:

@@ -295,22 +295,28 @@ class ModuleIndex:
             folder = os.path.dirname(folder)
 
     def absent_candidates(self, name: str) -> list:
-        """Files that would make the missing module ``name`` importable (for the cache: a
-        result that used the absence of ``name`` is stale once one of them exists); empty
-        for library names and for modules that exist."""
+        """Files that would make the missing module ``name`` importable, or that would
+        shadow the module found from a source root searched before its own (for the cache:
+        a result that used what ``name`` is, is stale once one of them exists); empty for
+        library names and for modules found in the first root."""
         known = self._absent.get(name)
         if known is not None:
             return known
         top = name.split(".")[0]
         out = []
-        if top and top not in library_roots() and self.find_module(name) is None:
+        found = self.find_module(name) if top and top not in library_roots() else False
+        if found is not False:
             rel = name.replace(".", os.sep)
             src = os.path.join(self.root, "src")
             # <root>/src becomes a source root once it exists (ModuleIndex): a module
             # created there would be found too
-            for r in (self.roots if src in self.roots else [src, *self.roots]):
+            roots = self.roots if src in self.roots or found else [src, *self.roots]
+            for r in roots:
+                if found in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
+                    break       # the roots before the one it was found in
                 out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]
-                if "." not in name:
-                    out.append(os.path.join(r, rel))     # a namespace package folder
+                if "." not in name and not found:
+                    out.append(os.path.join(r, rel))     # a namespace package folder (found:
+                    # a regular module of any root comes before a namespace package)
         self._absent[name] = out = tuple(out)   # (kept as long as the names found: _paths)
         return out

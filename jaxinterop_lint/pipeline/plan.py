@@ -88,6 +88,7 @@ class Plan(Carriers, HandOn, ImportedNames):
         self._origin_reachable: dict = {}
         self._placing: dict = {}        # path -> names that build a mesh or device list (builds_placement)
         self.reach_asked: set = set()   # files whose decision followed the import graph
+        self.unreached: set = set()     # files left without handed targets: JAX code reaches none
         self._absent: dict = {}
         self._too_many: set = set()
         self._weak: Optional[bool] = None   # weak_counts, decided on first use
@@ -426,7 +427,23 @@ class Plan(Carriers, HandOn, ImportedNames):
         if self.may_be_reached(path):
             # and what a factory or wrapper of a module naming none hands on (:mod:`.handon`)
             out += [pair for pair in self.handed_targets(path) if pair not in out]
+        elif not out and self.facts(path) is not None:
+            # what is handed on was not asked: :meth:`reach_decided` asks it when the result
+            # is stored (a run without a cache never needs the answer)
+            self.unreached.add(path)
         return out if out and self.reach(path) else []
+
+    def reach_decided(self, path: str) -> bool:
+        """Whether the decision about ``path`` followed the import graph behind it (an edit
+        there that brings JAX code may change it): :meth:`reach` was asked for it, or
+        :meth:`exporter_targets` left out what factories hand on to it only because no JAX
+        code reaches it (the attack of stop 47, s25: ``converter().to_torch(f0(x))``)."""
+        if path in self.reach_asked:
+            return True
+        if path in self.unreached and self.handed_targets(path):
+            self.reach_asked.add(path)
+            return True
+        return False
 
     def may_be_reached(self, path: str) -> bool:
         """Whether JAX code may reach ``path``, asked cheaply: a file importing a JAX root

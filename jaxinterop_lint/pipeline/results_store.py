@@ -55,8 +55,9 @@ class StoreMixin:
         if planned is False:
             # What the decision read: the files it imports, and the import graph beyond
             # them only when it asked whether JAX code reaches the file.
+            decided = self.plan.reach_decided(path)     # (first: what it reads counts below)
             deps |= self.plan.read_for(path)
-            if path in self.plan.reach_asked:
+            if decided:
                 if self.plan.scanned_used:
                     return None         # it read the text of every module: the epoch's
                 more = self.plan.consulted(path, MAX_PLAN_DEPS)
