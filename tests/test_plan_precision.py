@@ -525,6 +525,67 @@ def test_an_augmented_assignment_at_module_level_counts_for_its_name(tmp_path):
     assert rows(lint_paths([str(proj / "aug.py")], Config(), jobs=1), proj) == [("aug.py", 8, "JXI002")]
 
 
+def _factory_project(tmp_path, conv_exports=True):
+    """``use.py`` calls ``converter().to_torch(f0(x))``: ``converter`` (``tools.py``, naming
+    no consumer) returns ``conv.Converter()``, whose method exports when ``conv_exports``;
+    ``f0`` returns what ``helper.make`` returns, through ``m0`` .. ``m3``."""
+    chain = {f"pkg/m{i}.py": f"from pkg.m{i + 1} import f{i + 1}\n\n\ndef f{i}(x):\n    return f{i + 1}(x)\n"
+             for i in range(3)}
+    chain["pkg/m3.py"] = "from pkg.helper import make\n\n\ndef f3(x):\n    return make(x)\n"
+    body = "torch.from_dlpack(y)" if conv_exports else "y"
+    return project(tmp_path, {
+        **chain,
+        "pkg/helper.py": "def make(x):\n    return x\n",
+        "pkg/conv.py": "import torch\n\n\nclass Converter:\n    def to_torch(self, y):\n"
+                       f"        return {body}\n",
+        "pkg/tools.py": "from pkg.conv import Converter\n\n\ndef converter():\n    return Converter()\n",
+        "pkg/use.py": "from pkg.m0 import f0\nfrom pkg.tools import converter\n\n\n"
+                      "def run(x):\n    return converter().to_torch(f0(x))\n"})
+
+
+def _flake8_alone(path, monkeypatch):
+    """flake8 on ``path`` alone in a new process: (its session, its findings)."""
+    from jaxinterop_lint.pipeline import run
+
+    monkeypatch.setattr(run, "_SHARED", {})
+    s = run.shared_project(str(path), Config(), reported=[str(path)])
+    found = sorted((f.code, f.line) for f in s.lint_text(path.read_text(), str(path)).findings)
+    s.save()
+    return s, found
+
+
+_SHARDED_MAKE = "from pkg.shard import sharded\n\n\ndef make(x):\n    return sharded(x, None)\n"
+
+
+def test_an_exporter_a_factory_module_hands_on_later_is_followed_too(tmp_path, monkeypatch):
+    """As below, but ``conv.py`` exports nothing when the cache is filled: ``tools.py`` hands
+    nothing on, and what decided that (``conv.py``) is a dependency of ``use.py``'s result.
+    ``conv.py`` then gains its consumer and the end of the chain its JAX code (the attack
+    of stop 48, s03: the result kept ``m0`` and ``tools`` alone and stayed)."""
+    proj = _factory_project(tmp_path, conv_exports=False)
+    use = proj / "pkg" / "use.py"
+    assert _flake8_alone(use, monkeypatch)[1] == []
+    assert str(proj / "pkg" / "conv.py") in Session(str(proj), Config()).store.get(str(use))["result"]["deps"]
+    (proj / "pkg" / "conv.py").write_text("import torch\n\n\nclass Converter:\n    def to_torch(self, y):\n"
+                                          "        return torch.from_dlpack(y)\n")
+    (proj / "pkg" / "helper.py").write_text(_SHARDED_MAKE)
+    assert _flake8_alone(use, monkeypatch)[1] == [("JXI002", 6)]
+
+
+def test_a_src_folder_made_after_the_run_shadows_a_module_found_at_the_root(tmp_path):
+    """``src/`` did not exist: ``helper`` was the root's ``helper.py``.  Making ``src/helper.py``
+    makes ``src/`` the first source root, whose ``helper`` builds a sharded array: the store
+    key tells the two layouts apart (the attack of stop 48, s06)."""
+    proj = project(tmp_path, {"helper.py": "def make(x):\n    return x\n",
+                              "pkg/late.py": "import torch\nfrom helper import make\n\n\n"
+                                             "def f(x):\n    return torch.from_dlpack(make(x))\n"})
+    assert ("pkg/late.py", 6, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    (proj / "src").mkdir()
+    (proj / "src" / "helper.py").write_text(_MAKES)
+    assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=False), proj)
+
+
 def test_a_factory_handed_exporter_is_followed_when_a_far_module_gains_jax_code(tmp_path, monkeypatch):
     """``use.py`` names no consumer: it calls ``converter().to_torch(f0(x))``, where the
     factory ``converter`` (of ``tools.py``, naming none) hands over ``conv.Converter``,
@@ -532,33 +593,12 @@ def test_a_factory_handed_exporter_is_followed_when_a_far_module_gains_jax_code(
     left out, so that decision rests on the import graph behind ``use.py``: once the end
     of the chain ``f0`` calls returns a multi-device value, the stored result is stale
     (the attack of stop 47, s25: flake8 on the file kept answering from the cache)."""
-    from jaxinterop_lint.pipeline import run
-
-    chain = {f"pkg/m{i}.py": f"from pkg.m{i + 1} import f{i + 1}\n\n\ndef f{i}(x):\n    return f{i + 1}(x)\n"
-             for i in range(3)}
-    chain["pkg/m3.py"] = "from pkg.helper import make\n\n\ndef f3(x):\n    return make(x)\n"
-    proj = project(tmp_path, {
-        **chain,
-        "pkg/helper.py": "def make(x):\n    return x\n",
-        "pkg/conv.py": "import torch\n\n\nclass Converter:\n    def to_torch(self, y):\n"
-                       "        return torch.from_dlpack(y)\n",
-        "pkg/tools.py": "from pkg.conv import Converter\n\n\ndef converter():\n    return Converter()\n",
-        "pkg/use.py": "from pkg.m0 import f0\nfrom pkg.tools import converter\n\n\n"
-                      "def run(x):\n    return converter().to_torch(f0(x))\n"})
+    proj = _factory_project(tmp_path)
     use = proj / "pkg" / "use.py"
-
-    def flake8_alone():
-        monkeypatch.setattr(run, "_SHARED", {})     # a new process (a new flake8 run)
-        s = run.shared_project(str(use), Config(), reported=[str(use)])
-        found = sorted((f.code, f.line) for f in s.lint_text(use.read_text(), str(use)).findings)
-        s.save()
-        return s, found
-
-    assert flake8_alone()[1] == []
-    assert flake8_alone()[0]._plan is None          # answered from the stored result
-    (proj / "pkg" / "helper.py").write_text("from pkg.shard import sharded\n\n\n"
-                                            "def make(x):\n    return sharded(x, None)\n")
-    assert flake8_alone()[1] == [("JXI002", 6)]
+    assert _flake8_alone(use, monkeypatch)[1] == []
+    assert _flake8_alone(use, monkeypatch)[0]._plan is None          # answered from the stored result
+    (proj / "pkg" / "helper.py").write_text(_SHARDED_MAKE)
+    assert _flake8_alone(use, monkeypatch)[1] == [("JXI002", 6)]
 
 
 def test_a_module_created_in_an_earlier_source_root_shadows_the_one_found(tmp_path):

@@ -113,6 +113,7 @@ class HandOn:
         self._imported: dict = {}       # path -> {name its imports bind: (module, name taken)}
         self._returns: dict = {}        # path -> :func:`_handed_names` of its text
         self._may: dict = {}            # (path, relay) -> whether its functions may hand anything on
+        self._may_read: dict = {}       # (path, relay) -> the modules _returns_bound consulted
         self._class_consumer: dict = {}  # (file, class) -> whether its text uses a consumer
         self._hands_memo: dict = {}     # (file, name, called, relay) -> :meth:`_hands`
         self._relevance: dict = {}      # (file, taken whole) -> what handed_targets asks of it
@@ -235,6 +236,31 @@ class HandOn:
         self._may[key] = found
         return found
 
+    def _returns_read(self, path: str, relay: int) -> frozenset:
+        """The module files whose facts or text :meth:`_returns_bound` of ``path`` (at
+        ``relay`` levels) consulted: the modules bound to the names its ``return``
+        statements hand on, and those their own returns consult, one level down while
+        ``relay`` is above 0 (as :meth:`_hands` descends), ``path`` left out."""
+        key = (path, relay)
+        known = self._may_read.get(key)
+        if known is None:
+            self._may_read[key] = frozenset()      # (a cycle consults nothing more)
+            out: set = set()
+            heads = self._returns.get(path)
+            if heads is None:
+                heads = self._returns[path] = frozenset(_handed_names(self._text_of(path)))
+            bound = self._bound_of(path)
+            for head, attr, called in heads:
+                for t, k in bound.get(head, ()):
+                    if t == path or k == "*" or (k is None and not (attr or called)):
+                        continue
+                    out.add(t)
+                    if relay > 0 and not (self.facts(t) or {}).get("sink"):
+                        out |= self._returns_read(t, relay - 1)
+            out.discard(path)
+            known = self._may_read[key] = frozenset(out)
+        return known
+
     def _hands(self, path: str, t: str, k, called: bool, relay: int) -> bool:
         """Whether the name ``k`` of module file ``t`` (None: the module), bound in ``path``,
         may hand on an exporting function: one that :meth:`hands_export` of a module naming
@@ -338,6 +364,11 @@ class HandOn:
                     may = not sink and self.may_hand_on(t)
                     relevance = self._relevance[(t, k is None)] = (again, may) if again or may else False
                 if relevance is False:
+                    # what decided that ``t`` hands nothing on decides the result too: a
+                    # module there that gains a consumer (or a factory) may change it (the
+                    # attack of stop 48, s03 and s05)
+                    if not (self.facts(t) or {}).get("sink"):
+                        self._passed.setdefault(path, set()).update(self._returns_read(t, RELAYS))
                     continue
                 again, may = relevance
                 names, read = self._handed_by(t, k, called) if may else ((), frozenset())

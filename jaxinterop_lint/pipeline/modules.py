@@ -307,11 +307,9 @@ class ModuleIndex:
         found = self.find_module(name) if top and top not in library_roots() else False
         if found is not False:
             rel = name.replace(".", os.sep)
-            src = os.path.join(self.root, "src")
-            # <root>/src becomes a source root once it exists (ModuleIndex): a module
-            # created there would be found too
-            roots = self.roots if src in self.roots or found else [src, *self.roots]
-            for r in roots:
+            # (a <root>/src made later is the first root: the store key tells the layouts
+            # apart, :func:`~.session._layout_key`)
+            for r in self.roots:
                 if found in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
                     break       # the roots before the one it was found in
                 out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]

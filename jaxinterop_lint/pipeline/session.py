@@ -28,6 +28,20 @@ from .select import select
 from .store import Store
 
 
+def _layout_key(root: Optional[str], key: str) -> str:
+    """The store key of ``root``: ``key`` (the configuration's, :func:`store_key`), mixed
+    with the project's layout where it changes how modules resolve.  ``<root>/src`` is the
+    first source root once it exists (:class:`~.modules.ModuleIndex`): a module created there
+    shadows the one of the same name found at the root, so results decided while it was
+    missing are kept apart (the attack of stop 48, s06: a result keeps no path under a
+    missing ``src/`` for the modules it found)."""
+    if root and os.path.isdir(os.path.join(root, "src")):
+        from .store import key_of
+
+        return key_of([key, "src"])
+    return key
+
+
 class Session(AnalysesMixin, ContextsMixin, StoreMixin):
     """One project (``root``; None: lone files, no cross-module analysis) and configuration.
 
@@ -38,7 +52,7 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
     def __init__(self, root: Optional[str], config, use_cache: bool = True, reported=(), key: Optional[str] = None):
         self.root = os.path.abspath(root) if root else None
         self.config = config
-        self.key = key or store_key(config)
+        self.key = _layout_key(self.root, key or store_key(config))
         self.store = Store(self.root if (use_cache and self.root) else None, self.key)
         self.reader = Reader(self.store)
         self.index = ModuleIndex(self.root) if self.root else None
