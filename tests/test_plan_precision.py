@@ -612,3 +612,17 @@ def test_a_module_created_in_an_earlier_source_root_shadows_the_one_found(tmp_pa
     (proj / "src" / "helper.py").write_text(_MAKES)
     assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
     assert ("pkg/late.py", 6, "JXI002") in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=False), proj)
+
+
+def test_an_init_made_above_a_linted_package_moves_its_source_root(tmp_path):
+    """``toolsx/`` is a source root only because it is the folder above the package of
+    ``toolsx/pkg2/use.py``: an ``__init__.py`` made in it makes ``toolsx`` the package, and
+    ``pkg2.helper`` is no top-level module any more (the attack of stop 48, s09)."""
+    proj = project(tmp_path, {"toolsx/pkg2/__init__.py": "", "toolsx/pkg2/helper.py": _MAKES,
+                              "toolsx/pkg2/use.py": "import torch\nfrom pkg2.helper import make\n\n\n"
+                                                    "def f(x):\n    return torch.from_dlpack(make(x))\n"})
+    use = ("toolsx/pkg2/use.py", 6, "JXI002")
+    assert use in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+    (proj / "toolsx" / "__init__.py").write_text("")
+    assert use not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=False), proj)
+    assert use not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)

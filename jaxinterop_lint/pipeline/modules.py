@@ -311,6 +311,10 @@ class ModuleIndex:
             # apart, :func:`~.session._layout_key`)
             for r in self.roots:
                 if found in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
+                    if r not in (self.root, os.path.join(self.root, "src")):
+                        # a root above a linted file's package: an __init__.py made in it
+                        # makes it a package too, and the root the folder above (s09)
+                        out.append(os.path.join(r, "__init__.py"))
                     break       # the roots before the one it was found in
                 out += [os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")]
                 if "." not in name and not found:
