@@ -603,6 +603,9 @@ def _(work: Path):
 
 _KILL = """
 import os, signal, sys
+# the signal sent acts as by default, even where this script inherited it ignored (nohup, `&`)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 real = os.fsync
 def fsync(fd):
     real(fd)

@@ -145,8 +145,11 @@ def test_watch_lints_again_when_a_file_changes(tree):
     import queue
     import threading
 
+    # SIGINT acts as it does by default in the child, even where this process inherited it
+    # ignored (a job started with ``&`` or under nohup: Python then installs no handler)
     proc = subprocess.Popen([sys.executable, "-m", "jaxinterop_lint", "--watch", "--no-cache", "."], cwd=tree,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stderr], daemon=True).start()
 

@@ -184,6 +184,10 @@ def test_without_exchange_a_plain_fix_is_written(tmp_path, monkeypatch):
 # -- signals and a full disk -------------------------------------------------------------------
 KILL_AT_FSYNC = """
 import os, signal, sys
+# the signal sent acts as by default, even where the test runner inherited it ignored (nohup, `&`)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 real_fsync = os.fsync
 def fsync(fd):
     real_fsync(fd)
