@@ -228,13 +228,18 @@ class HandOn:
         if known is not None:
             return known
         self._may[key] = False      # (the levels go down: no key is asked again while open)
-        heads = self._returns.get(path)
-        if heads is None:
-            heads = self._returns[path] = frozenset(_handed_names(self._text_of(path)))
+        heads = self._return_heads(path)
         found = any(self._hands(path, t, k if k is not None else attr, called, relay)
                     for head, attr, called in heads for t, k in bound.get(head, ()))
         self._may[key] = found
         return found
+
+    def _return_heads(self, path: str) -> frozenset:
+        """:func:`_handed_names` of the text of module file ``path``, once a run."""
+        heads = self._returns.get(path)
+        if heads is None:
+            heads = self._returns[path] = frozenset(_handed_names(self._text_of(path)))
+        return heads
 
     def _returns_read(self, path: str, relay: int) -> frozenset:
         """The module files whose facts or text :meth:`_returns_bound` of ``path`` (at
@@ -246,11 +251,8 @@ class HandOn:
         if known is None:
             self._may_read[key] = frozenset()      # (a cycle consults nothing more)
             out: set = set()
-            heads = self._returns.get(path)
-            if heads is None:
-                heads = self._returns[path] = frozenset(_handed_names(self._text_of(path)))
             bound = self._bound_of(path)
-            for head, attr, called in heads:
+            for head, attr, called in self._return_heads(path):
                 for t, k in bound.get(head, ()):
                     if t == path or k == "*" or (k is None and not (attr or called)):
                         continue
