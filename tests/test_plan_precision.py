@@ -626,3 +626,18 @@ def test_an_init_made_above_a_linted_package_moves_its_source_root(tmp_path):
     (proj / "toolsx" / "__init__.py").write_text("")
     assert use not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=False), proj)
     assert use not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)
+
+
+def test_removing_the_init_that_makes_a_source_root_moves_it_back(tmp_path, monkeypatch):
+    """The other way: ``toolsx/pkg2/__init__.py`` is what makes ``toolsx/`` a source root.
+    Once it is removed, ``use.py`` is in no package and ``pkg2.helper`` is found nowhere, in
+    flake8 on the file and in the CLI alike (the attack of stop 48, s09 rminit: the result
+    kept ``helper.py`` alone and stayed)."""
+    proj = project(tmp_path, {"toolsx/pkg2/__init__.py": "", "toolsx/pkg2/helper.py": _MAKES,
+                              "toolsx/pkg2/use.py": "import torch\nfrom pkg2.helper import make\n\n\n"
+                                                    "def f(x):\n    return torch.from_dlpack(make(x))\n"})
+    use = proj / "toolsx" / "pkg2" / "use.py"
+    assert _flake8_alone(use, monkeypatch)[1] == [("JXI002", 6)]
+    (proj / "toolsx" / "pkg2" / "__init__.py").unlink()
+    assert _flake8_alone(use, monkeypatch)[1] == []
+    assert ("toolsx/pkg2/use.py", 6, "JXI002") not in rows(lint_paths([str(proj)], Config(), jobs=1, use_cache=True), proj)

@@ -157,6 +157,7 @@ class ModuleIndex:
         self._listed: dict = {}         # folder -> (files, folders) in it (_listing)
         self._absent: dict = {}         # module name -> absent_candidates (as _paths)
         self._bases: dict = {}          # folder -> [package_top] when it is a package, else []
+        self._makers: dict = {}         # added root -> the __init__.py files that made it one
 
     def add_file(self, path: str) -> None:
         """Make the packages around ``path`` importable by their Python names."""
@@ -170,10 +171,28 @@ class ModuleIndex:
         top = package_top(full)
         if top not in self.roots:
             self.roots.append(top)
+            makers, probe = [], folder
+            while probe != top:
+                makers.append(os.path.join(probe, "__init__.py"))
+                probe = os.path.dirname(probe)
+            self._makers[top] = tuple(makers)
             self._tops = None
             self._paths.clear()
             self._names.clear()
             self._absent.clear()
+
+    def root_makers(self, paths) -> set:
+        """The ``__init__.py`` files that make a source root of the folder above a linted
+        file's outermost package (:meth:`add_file`), for each such root holding one of
+        ``paths``: removing one of them moves that root, and with it the names of the
+        modules found there (for the cache: a result that used one of ``paths``
+        depends on them, s09).  Empty when ``paths`` lie only in ``<root>`` and
+        ``<root>/src``."""
+        out: set = set()
+        for top, makers in self._makers.items():
+            if any(p.startswith(top + os.sep) for p in paths):
+                out.update(makers)
+        return out
 
     @property
     def top_names(self) -> frozenset:

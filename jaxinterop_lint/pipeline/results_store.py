@@ -70,6 +70,9 @@ class StoreMixin:
             deps |= self.project.dependencies(path)
             for t in extra:
                 deps |= self.project.dependencies(t)
+        if self.plan.index is not None:
+            # the __init__.py files that make the source roots of these files (s09)
+            deps |= self.plan.index.root_makers([path, *deps])
         deps.discard(path)
         return {d: self.reader.digest(d) for d in sorted(deps)}
 
@@ -154,6 +157,8 @@ class StoreMixin:
                 return
         read = [p for p, f in self.plan._facts.items() if f is not None and p not in self.plan.texts]
         absent, folders = self.plan.absent(read), None
+        if self.plan.index is not None:
+            read = sorted(set(read) | self.plan.index.root_makers(read))
         if self.plan.scanned_used:
             # decided from the text of every module (Plan.no_origin_anywhere): all of it
             if any(p in self.plan.texts for p in self.plan.scanned.files):
