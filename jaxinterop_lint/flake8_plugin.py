@@ -86,8 +86,12 @@ class JaxInteropChecker:
 
     def run(self) -> Iterator[tuple]:
         """Lint the file and yield flake8's tuples (columns 0-based, as flake8 expects);
-        nothing for a file the table excludes.  A message starts with ``[*]`` (after the code,
-        as in ruff) when ``jaxinterop-lint --fix`` fixes the finding (a safe fix).
+        nothing for a file the table excludes, nor for one that flake8 found in a folder it
+        was given and that the command line skips there (``.gitignore``, its default
+        excludes such as ``build``: :meth:`~.pipeline.session.Session.skips`), so that
+        ``flake8 --select=JXI src/`` reports what ``jaxinterop-lint src/`` reports.  A message
+        starts with ``[*]`` (after the code, as in ruff) when ``jaxinterop-lint --fix`` fixes
+        the finding (a safe fix).
 
         A file the linter cannot lint (nesting past its limits, an internal error) is never
         passed over in silence: it gets one ``JXI000`` line saying why, so flake8 exits 1."""
@@ -105,6 +109,8 @@ class JaxInteropChecker:
             # The file and the modules its analysis needs, through the command line's plan and
             # cache (never the whole project in each flake8 process).
             session = shared_project(self.filename, self.config, reported=self.paths)
+            if session.skips(os.path.abspath(self.filename)):
+                return      # flake8 walked into a file the command line skips (.gitignore)
             before = len(session.analysed)
             result = lint_source(text, self.filename, self.config, project=session)
             if len(session.analysed) > before:

@@ -5,6 +5,7 @@ findings are the command line's."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -103,6 +104,69 @@ def test_flake8_on_a_folder_with_workers_reports_what_the_cli_reports(tmp_path):
                            capture_output=True, text=True, timeout=300)
         assert sorted(r.stdout.replace("[*] ", "").splitlines()) == sorted(ours.stdout.splitlines()), r.stderr
         assert r.returncode == 1 and "pkg/bad.py:5:" in r.stdout
+
+
+# -- a file flake8 walks into that the command line skips -------------------------------------------
+CONTEXT_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/helper.py": "import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\n"
+                     "def make(x):\n    mesh = jax.make_mesh((len(jax.devices()),), ('x',))\n"
+                     "    return jax.device_put(x, NamedSharding(mesh, P('x')))\n",
+    "pkg/lib.py": "import torch\n\n\ndef to_torch(y):\n    return torch.from_dlpack(y)\n",
+    "pkg/a.py": "from pkg.helper import make\nfrom pkg.lib import to_torch\n\n\n"
+                "def run(x):\n    return to_torch(make(x))\n",
+}
+
+
+def _flake8(root, *args):
+    r = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", *args], cwd=root,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted(line.split(" ")[0] for line in r.stdout.replace("./", "").splitlines())
+
+
+@pytest.mark.parametrize("ignored_by", [".gitignore", ".git/info/exclude"])
+def test_a_caller_git_ignored_after_a_cli_run_gives_flake8_no_context(tmp_path, ignored_by):
+    """``pkg/a.py`` hands a sharded value to ``lib.to_torch``: the command line reports it at
+    ``lib.py`` (a calling context).  Once git ignores ``a.py``, the command line lints it no
+    more and reports nothing; flake8 still walks into it.  ``flake8 --select=JXI .`` must
+    report what ``jaxinterop-lint .`` reports, with the command line's cache from before the
+    ``.gitignore`` (it kept ``lib.py``'s finding: the attack of stop 49) and without (``a.py``
+    handed its export on to ``lib.py``, which counted no context from the ignored ``a.py``:
+    reported nowhere, depending on the order).  Named on its own, ``a.py`` is linted by both."""
+    root = tmp_path / "proj"
+    for rel, text in CONTEXT_FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / ".git" / "info").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    before = run_cli("--output-format", "concise", "--quiet", ".", cwd=root)
+    assert before.stdout.startswith("pkg/lib.py:5:12: JXI002"), before.stdout + before.stderr
+    (root / ignored_by).write_text("pkg/a.py\n")
+    ours = run_cli("--output-format", "concise", "--quiet", "--no-cache", ".", cwd=root)
+    assert ours.stdout == "" and ours.returncode == 0, ours.stdout + ours.stderr
+    for jobs in ("1", "2"):
+        assert _flake8(root, f"--jobs={jobs}", ".") == [], jobs          # the command line's cache
+    shutil.rmtree(root / ".jaxinterop_lint_cache")
+    assert _flake8(root, "--jobs=1", ".") == []
+    alone = run_cli("--output-format", "concise", "--quiet", "--no-cache", "pkg/a.py", cwd=root)
+    assert alone.stdout.startswith("pkg/a.py:6:12: JXI002"), alone.stdout + alone.stderr
+    assert _flake8(root, "pkg/a.py") == ["pkg/a.py:6:12:"]
+
+
+def test_flake8_on_a_folder_skips_what_the_cli_skips_there_and_lints_it_when_named(tmp_path):
+    """A copy of the package under ``build/`` (a default exclude of the command line, not of
+    flake8): ``flake8 --select=JXI .`` reports only ``pkg/bad.py``, as ``jaxinterop-lint .``
+    does; named on its own, the copy is linted by both."""
+    root = _project(tmp_path, n_plain=1)
+    (root / "build" / "lib" / "pkg").mkdir(parents=True)
+    (root / "build" / "lib" / "pkg" / "bad.py").write_text(BAD)
+    ours = run_cli("--output-format", "concise", "--quiet", "--no-cache", ".", cwd=root)
+    assert [line.split(" ")[0] for line in ours.stdout.splitlines()] == ["pkg/bad.py:5:5:"], ours.stdout
+    assert _flake8(root, "--jobs=1", ".") == ["pkg/bad.py:5:5:"]
+    named = run_cli("--output-format", "concise", "--quiet", "--no-cache", "build/lib/pkg/bad.py", cwd=root)
+    assert named.stdout.startswith("build/lib/pkg/bad.py:5:5:"), named.stdout
+    assert _flake8(root, "build/lib/pkg/bad.py") == ["build/lib/pkg/bad.py:5:5:"]
 
 
 # -- one file after a command-line run: the cached result, with no plan -----------------------------

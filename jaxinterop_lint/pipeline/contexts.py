@@ -27,8 +27,8 @@ def _names(taken) -> Optional[frozenset]:
 
 class ContextsMixin:
     """The calling contexts of a :class:`~.session.Session` (a mixin: it reads the session's
-    ``plan``, ``demand``, ``project``, ``index``, ``config``, ``store``, ``reader`` and the
-    context attributes its ``__init__`` sets)."""
+    ``plan``, ``demand``, ``project``, ``index``, ``config``, ``store``, ``reader``, its
+    reported paths and the context attributes its ``__init__`` sets)."""
 
     def know_importers(self, under: Optional[list] = None) -> None:
         """Fill the plan's reverse import graph (``plan.importers``) for the reported files,
@@ -39,22 +39,46 @@ class ContextsMixin:
             return
         self._graph_known = True
         files = self._reported_files
-        if files is None and under is not None:
-            files = list(under)
-            for p in files:
-                self.index.add_file(p)
         if files is None:
-            from .discover import discover
-
-            files = []
-            for p in discover(self.plan.reported_under, extend_exclude=self.config.extend_exclude,
-                              respect_gitignore=self.config.respect_gitignore):
-                files.append(os.path.abspath(p))
-                self.index.add_file(files[-1])
+            files = self.discovered(under)
         for p in files:
             self.plan.targets(p)
             if self.plan.may_be_reached(p):     # a caller may give contexts only then
                 self.plan.handed_targets(p)
+
+    def discovered(self, under: Optional[list] = None) -> list:
+        """The files (absolute) that discovery finds under the reported paths of a front end
+        that sees one file at a time (flake8's paths: ``plan.reported_under``), as the
+        command line would lint them: excludes and what ``.gitignore`` ignores left out
+        (``under``: those files, when the caller discovered them already).  Found once; the
+        plan then counts only these as reported below a folder (:meth:`~.plan.Plan.is_reported`),
+        so a file that flake8 walks into but the command line skips gives no calling context
+        to the files it imports, and gets none (the attack of stop 49)."""
+        if self.plan.discovered is None:
+            files = list(under) if under is not None else None
+            if files is None:
+                from .discover import discover
+
+                files = [os.path.abspath(p) for p in discover(
+                    self.plan.reported_under, extend_exclude=self.config.extend_exclude,
+                    respect_gitignore=self.config.respect_gitignore)]
+            if self.index is not None:
+                for p in files:
+                    self.index.add_file(p)
+            self.plan.discovered = frozenset(files)
+            self._discovered_list = files
+        return self._discovered_list
+
+    def skips(self, path: str) -> bool:
+        """Whether the file ``path`` (absolute), handed over by a front end that walked one
+        of its folder paths, is one the command line would not lint there (an exclude, a
+        ``.gitignore``): it is then reported on by neither.  A file named on its own is
+        never skipped, as on the command line."""
+        under = self._reported_under    # (not the plan's: a file named alone needs no plan)
+        if not under or path in under or not any(path.startswith(r + os.sep) for r in under):
+            return False
+        self.discovered()
+        return path not in self.plan.discovered
 
     def imports_from(self, caller: str, callee: str) -> bool:
         """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a

@@ -77,6 +77,7 @@ class Plan(Carriers, HandOn, ImportedNames):
         self.enabled = frozenset(enabled)
         self.reported = set(reported)
         self.reported_under: list = []   # folders whose files are all reported (flake8's paths)
+        self.discovered: Optional[frozenset] = None   # the files discovery finds under them, once known
         self.importers: dict = {}       # file -> {importer: names taken (None: the module)}
         self._facts: dict = {}
         self._targets: dict = {}
@@ -212,8 +213,16 @@ class Plan(Carriers, HandOn, ImportedNames):
         return any(strong(os.path.abspath(p)) for p in discover([self.index.root]) if p.endswith(".py"))
 
     def is_reported(self, path: str) -> bool:
-        """Whether the file ``path`` (absolute) is among the reported files."""
-        return path in self.reported or any(path == r or path.startswith(r + os.sep) for r in self.reported_under)
+        """Whether the file ``path`` (absolute) is among the reported files: named, or below
+        a reported folder and (once known: :attr:`discovered`) found there by discovery."""
+        if path in self.reported:
+            return True
+        for r in self.reported_under:
+            if path == r:
+                return True
+            if path.startswith(r + os.sep):
+                return self.discovered is None or path in self.discovered
+        return False
 
     # -- facts ---------------------------------------------------------------------------
     def facts(self, path: str) -> Optional[dict]:

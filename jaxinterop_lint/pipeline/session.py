@@ -67,6 +67,7 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         self._summarised: set = set()
         self._fed: dict = {}            # path -> the callers whose contexts its judgment used
         self._graph_known = False       # importers of every reported file are in the plan
+        self._discovered_list: list = []    # ContextsMixin.discovered, in discovery's order
         self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
         self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
         self._epochs: dict = {}
@@ -101,6 +102,8 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
 
     def report_under(self, folders: list) -> None:
         """Report every file under ``folders`` (absolute paths: flake8's paths)."""
+        if self._plan is not None and folders != self._reported_under:
+            self._plan.discovered = None    # (found again under the new paths, when asked)
         self._reported_under = folders
         if self._plan is not None:
             self._plan.reported_under = folders
