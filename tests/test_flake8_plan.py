@@ -167,6 +167,13 @@ def test_flake8_on_a_folder_skips_what_the_cli_skips_there_and_lints_it_when_nam
     named = run_cli("--output-format", "concise", "--quiet", "--no-cache", "build/lib/pkg/bad.py", cwd=root)
     assert named.stdout.startswith("build/lib/pkg/bad.py:5:5:"), named.stdout
     assert _flake8(root, "build/lib/pkg/bad.py") == ["build/lib/pkg/bad.py:5:5:"]
+    # a table's own ``exclude`` replaces the defaults, for both
+    with open(root / "pyproject.toml", "a") as fh:
+        fh.write('\n[tool.jaxinterop-lint]\nexclude = ["gen"]\n')
+    both = ["build/lib/pkg/bad.py:5:5:", "pkg/bad.py:5:5:"]
+    ours = run_cli("--output-format", "concise", "--quiet", "--no-cache", ".", cwd=root)
+    assert sorted(line.split(" ")[0] for line in ours.stdout.splitlines()) == both, ours.stdout
+    assert _flake8(root, "--jobs=1", ".") == both
 
 
 # -- one file after a command-line run: the cached result, with no plan -----------------------------

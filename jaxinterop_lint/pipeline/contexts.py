@@ -59,9 +59,9 @@ class ContextsMixin:
             if files is None:
                 from .discover import discover
 
+                cfg = self.config       # (as the command line discovers: engine.lint_paths)
                 files = [os.path.abspath(p) for p in discover(
-                    self.plan.reported_under, extend_exclude=self.config.extend_exclude,
-                    respect_gitignore=self.config.respect_gitignore)]
+                    self.plan.reported_under, cfg.exclude, cfg.extend_exclude, cfg.respect_gitignore)]
             if self.index is not None:
                 for p in files:
                     self.index.add_file(p)

@@ -134,8 +134,8 @@ def prepare_paths(paths, config) -> int:
     from .discover import discover
 
     reported = [os.path.abspath(p) for p in paths]
-    files = [os.path.abspath(p) for p in discover(reported, extend_exclude=config.extend_exclude,
-                                                  respect_gitignore=config.respect_gitignore)]
+    files = [os.path.abspath(p) for p in discover(reported, config.exclude, config.extend_exclude,
+                                                  config.respect_gitignore)]
     firsts: dict = {}
     for p in files:
         firsts.setdefault(_root_of(p), p)
