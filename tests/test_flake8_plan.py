@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, write_files
 
 BAD = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
        "y = jax.device_put(x, NamedSharding(m, P('x')))\nt = torch.from_dlpack(y)\n")
@@ -134,10 +134,7 @@ def test_a_caller_git_ignored_after_a_cli_run_gives_flake8_no_context(tmp_path, 
     ``.gitignore`` (it kept ``lib.py``'s finding: the attack of stop 49) and without (``a.py``
     handed its export on to ``lib.py``, which counted no context from the ignored ``a.py``:
     reported nowhere, depending on the order).  Named on its own, ``a.py`` is linted by both."""
-    root = tmp_path / "proj"
-    for rel, text in CONTEXT_FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_files(tmp_path / "proj", CONTEXT_FILES)
     (root / ".git" / "info").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
     before = run_cli("--output-format", "concise", "--quiet", ".", cwd=root)

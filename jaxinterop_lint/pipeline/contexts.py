@@ -46,16 +46,17 @@ class ContextsMixin:
             if self.plan.may_be_reached(p):     # a caller may give contexts only then
                 self.plan.handed_targets(p)
 
-    def discovered(self, under: Optional[list] = None) -> list:
-        """The files (absolute) that discovery finds under the reported paths of a front end
-        that sees one file at a time (flake8's paths: ``plan.reported_under``), as the
-        command line would lint them: excludes and what ``.gitignore`` ignores left out
-        (``under``: those files, when the caller discovered them already).  Found once; the
-        plan then counts only these as reported below a folder (:meth:`~.plan.Plan.is_reported`),
-        so a file that flake8 walks into but the command line skips gives no calling context
-        to the files it imports, and gets none (the attack of stop 49)."""
+    def discovered(self, under: Optional[list] = None) -> dict:
+        """The files (absolute: the keys, in discovery's order) that discovery finds under
+        the reported paths of a front end that sees one file at a time (flake8's paths:
+        ``plan.reported_under``), as the command line would lint them: excludes and what
+        ``.gitignore`` ignores left out (``under``: those files, when the caller discovered
+        them already).  Found once; the plan then counts only these as reported below a
+        folder (:meth:`~.plan.Plan.is_reported`), so a file that flake8 walks into but the
+        command line skips gives no calling context to the files it imports, and gets none
+        (the attack of stop 49)."""
         if self.plan.discovered is None:
-            files = list(under) if under is not None else None
+            files = under
             if files is None:
                 from .discover import discover
 
@@ -65,9 +66,8 @@ class ContextsMixin:
             if self.index is not None:
                 for p in files:
                     self.index.add_file(p)
-            self.plan.discovered = frozenset(files)
-            self._discovered_list = files
-        return self._discovered_list
+            self.plan.discovered = dict.fromkeys(files)     # (in discovery's order)
+        return self.plan.discovered
 
     def skips(self, path: str) -> bool:
         """Whether the file ``path`` (absolute), handed over by a front end that walked one
@@ -77,8 +77,7 @@ class ContextsMixin:
         under = self._reported_under    # (not the plan's: a file named alone needs no plan)
         if not under or path in under or not any(path.startswith(r + os.sep) for r in under):
             return False
-        self.discovered()
-        return path not in self.plan.discovered
+        return path not in self.discovered()
 
     def imports_from(self, caller: str, callee: str) -> bool:
         """Whether the plan's import graph has ``caller`` taking names from ``callee`` (a

@@ -77,7 +77,7 @@ class Plan(Carriers, HandOn, ImportedNames):
         self.enabled = frozenset(enabled)
         self.reported = set(reported)
         self.reported_under: list = []   # folders whose files are all reported (flake8's paths)
-        self.discovered: Optional[frozenset] = None   # the files discovery finds under them, once known
+        self.discovered: Optional[dict] = None   # the files discovery finds under them (keys), once known
         self.importers: dict = {}       # file -> {importer: names taken (None: the module)}
         self._facts: dict = {}
         self._targets: dict = {}

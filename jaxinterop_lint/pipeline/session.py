@@ -67,7 +67,6 @@ class Session(AnalysesMixin, ContextsMixin, StoreMixin):
         self._summarised: set = set()
         self._fed: dict = {}            # path -> the callers whose contexts its judgment used
         self._graph_known = False       # importers of every reported file are in the plan
-        self._discovered_list: list = []    # ContextsMixin.discovered, in discovery's order
         self._reported_files = None     # the files of Session.lint (None: plan.reported_under)
         self._waiting: Optional[list] = None   # results waiting for the plan's epoch (lint)
         self._epochs: dict = {}
