@@ -112,3 +112,44 @@ def test_cli_fix_and_flake8_see_the_same_jxi100(tmp_path):
     assert "JXI100" not in f8.stdout
     r = run_cli("--extend-select", "JXI100", "--fix", "m.py", cwd=tmp_path)
     assert r.returncode == 0 and (tmp_path / "m.py").read_text() == "x = 1  # noqa: E501\n"
+
+
+LIB = "import torch\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n"
+CALLER = ("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\nfrom pkg.lib import to_torch\n\n"
+          "mesh = jax.make_mesh((8,), ('x',))\n\n\ndef run(x):\n"
+          "    y = jax.device_put(x, NamedSharding(mesh, P('x')))\n    return to_torch(y){}\n")
+
+
+@pytest.mark.parametrize("directive, expected", [
+    ("", ["pkg/lib.py:5:12: JXI002"]),                               # a calling context: at the sink
+    ("  # noqa: JXI002", []),                                         # silenced at the call, as file by file
+    ("  # noqa", []),
+    ("  # noqa: JXI001", ["pkg/a.py:11:12: JXI002", "pkg/a.py:11:25: JXI100"]),   # another code: at the call
+    ("\n# jaxinterop-lint: noqa: JXI002", []),
+])
+def test_a_noqa_on_the_call_keeps_a_calling_context_where_it_judges_it(tmp_path, directive, expected):
+    """A call that hands a multi-device value to another reported file's exporting function
+    is reported at that function's sink (a calling context); a ``# noqa`` on the call (or a
+    file directive of the caller) keeps the finding at the call instead, where the
+    directive judges it: the project run reports what the run of the caller alone reports,
+    and JXI100 counts the directive used (it reported it unused, and ``--fix`` removed it)."""
+    import subprocess
+    import sys
+
+    from conftest import write_files
+
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n", "pkg/__init__.py": "", "pkg/lib.py": LIB,
+                           "pkg/a.py": CALLER.format(directive)})
+
+    def codes(out: str) -> list:
+        return sorted(" ".join(line.split()[:2]) for line in out.splitlines() if ": JXI" in line)
+
+    for cache in ("--no-cache", "--jobs=1", "--jobs=1"):      # cold, then from the cache
+        r = run_cli(cache, "--extend-select", "JXI100", "--output-format", "concise", ".", cwd=tmp_path)
+        assert codes(r.stdout) == expected, r.stdout
+    alone = run_cli("--no-cache", "--extend-select", "JXI100", "pkg/a.py", cwd=tmp_path)
+    assert codes(alone.stdout) == [e for e in expected if e.startswith("pkg/a.py")] + \
+        (["pkg/a.py:11:12: JXI002"] if not directive else [])
+    f8 = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "--extend-select=JXI100", "."],
+                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert codes(f8.stdout.replace("./", "")) == expected, f8.stdout

@@ -80,3 +80,29 @@ class ContextTable:
                     out.append(entry.event(inner))
         return out
 
+
+
+def silenced_at_call(ma, node) -> bool:
+    """Whether a ``# noqa`` directive of the module analysis ``ma`` would silence a finding
+    of the interop rules at the call ``node``: its first line's directive (bare, or naming
+    a JXI code but JXI100) or a file directive ``# jaxinterop-lint: noqa`` (the same).  Such
+    a call gives no calling context to another module's sink: its finding stays at the call,
+    where the directive judges it, as it does when the callee's file is not reported
+    (``flake8`` on the caller alone); so a project run reports what a run file by file does,
+    and JXI100 counts the directive used.  Reads :mod:`jaxinterop_lint.noqa`'s syntax."""
+    from ..noqa import LINE_SPLIT, PREFIX, UNUSED_NOQA, file_noqa, line_codes
+
+    text = ma.source or ""
+    if "noqa" not in text:
+        return False
+
+    def interop(codes) -> bool:
+        return codes is not None and (not codes or any(c.startswith(PREFIX) and c != UNUSED_NOQA for c in codes))
+
+    if file_noqa(text) is None or interop(file_noqa(text) or None):
+        return True
+    lines = getattr(ma, "_lines", None)
+    if lines is None:
+        lines = ma._lines = LINE_SPLIT.split(text)
+    line = ma.position(node)[0]
+    return 0 < line <= len(lines) and interop(line_codes(lines[line - 1]))

@@ -11,7 +11,7 @@ from ..knowledge import apis
 from . import donation
 from . import parts as P
 from . import values as V
-from .contexts import ContextEntry
+from .contexts import ContextEntry, silenced_at_call
 from .events import CallFrame, RemovedEvent
 from .expr import constant_key
 from .imports import dotted
@@ -402,7 +402,7 @@ class InvokeMixin:
         the sink in the callee's file (PLAN decision 1, across modules), given to the project
         (:meth:`~.project.Project.add_context`), and True is returned.  A caller's ``try``
         that catches nothing of what the sink raises keeps the finding here (JXI007 at this
-        module's handler).  The callee files whose reported state decided are noted in
+        module's handler), and so does a ``# noqa`` on the call (:func:`.contexts.silenced_at_call`).  The callee files whose reported state decided are noted in
         ``ma.context_callees`` (for the cache)."""
         project = self.ma.project
         callee = getattr(rec.owner, "path", None)
@@ -415,6 +415,8 @@ class InvokeMixin:
         raised = effect.event.sink.raises
         if self.tries and raised is not None and not any(
                 catches_name(names, raised) for t in self.tries for _, names in t.handlers):
+            return False
+        if silenced_at_call(self.ma, node):    # the finding stays here, where its noqa judges it
             return False
         name = rec.params[effect.param] if effect.param < len(rec.params) else "?"
         value = V.evolve(value, multi=value.multi.step(f"passed to {rec.name}() as `{name}`", node, self.ma),
