@@ -75,3 +75,49 @@ def test_many_names_from_one_package_list_each_folder_once(tree, monkeypatch):
     assert found[:-2] == [None] * 200
     assert stats == []
     assert 1 <= len(listed) == len(set(listed)) <= 4     # pkg (in two roots), pkg/sub, at most
+
+
+SHARDED_HELPER = ("import jax\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n\ndef make(x):\n"
+                  "    mesh = jax.make_mesh((len(jax.devices()),), ('x',))\n"
+                  "    return jax.device_put(x, NamedSharding(mesh, P('x')))\n")
+PLAIN_HELPER = "def make(x):\n    return x\n"
+USE = "import torch\n{}\n\n\ndef run(x):\n    return torch.from_dlpack(make(x))\n"
+
+
+def test_each_folder_of_a_monorepo_imports_its_own_package_of_a_shared_name(tmp_path):
+    """``services/a/app`` and ``services/b/app`` are both package ``app``: each
+    ``app/use.py`` imports its own ``app.helper`` (the folder above its package first, as
+    ``python -m app.use`` run there does), from the command line, cached or not, and from
+    flake8 on a folder or on the file alone (attack48's s08: the second folder's imports
+    were resolved in the first folder's package)."""
+    import subprocess
+    import sys
+
+    from conftest import run_cli, write_files
+
+    files = {"pyproject.toml": "[project]\nname = 'mono'\n"}
+    for svc, helper in (("a", PLAIN_HELPER), ("b", SHARDED_HELPER)):
+        files.update({f"services/{svc}/app/__init__.py": "", f"services/{svc}/app/helper.py": helper,
+                      f"services/{svc}/app/use.py": USE.format("from app.helper import make"),
+                      f"services/{svc}/app/rel.py": USE.format("from .helper import make")})
+    write_files(tmp_path, files)
+    index = ModuleIndex(str(tmp_path))
+    for p in sorted(tmp_path.rglob("*.py")):
+        index.add_file(str(p))
+    a, b = (str(tmp_path / f"services/{s}/app/helper.py") for s in "ab")
+    assert index.find_module("app.helper") == a        # without an importer: the roots' order
+    assert index.find_module("app.helper", str(tmp_path / "services/b/app/use.py")) == b
+    assert index.find_module("app.helper", str(tmp_path / "services/a/app/use.py")) == a
+
+    expected = ["services/b/app/rel.py:6:12: JXI002", "services/b/app/use.py:6:12: JXI002"]
+
+    def codes(out: str) -> list:
+        return sorted(" ".join(line.replace("./", "").split()[:2]) for line in out.splitlines() if ": JXI" in line)
+
+    for args in (("--no-cache",), ("--jobs=1",), ("--jobs=1",)):
+        r = run_cli(*args, "--output-format", "concise", ".", cwd=tmp_path)
+        assert codes(r.stdout) == expected, r.stdout
+    for target in (".", "services/a/app/use.py", "services/b/app/use.py"):
+        f8 = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", target], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+        assert codes(f8.stdout) == [e for e in expected if target == "." or e.startswith(target)], (target, f8.stdout)

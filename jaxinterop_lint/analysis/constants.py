@@ -300,7 +300,7 @@ def _constants_of(walker, name: str) -> tuple:
     if held is None or not held.via_import or held.qname is None or ma.project is None:
         return consts, name
     module, _, attr = held.qname.rpartition(".")
-    path = ma.project.find_module(module) if module else None
+    path = ma.project.find_module(module, ma.path) if module else None
     if path is None:
         return {}, name
     cache = ma.project.text_constants

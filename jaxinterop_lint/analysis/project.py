@@ -91,9 +91,10 @@ class Project:
         """The package relative imports of ``path`` start from."""
         return self.index.package_of(path)
 
-    def find_module(self, name: str) -> Optional[str]:
-        """The file of module ``name`` in this project, or None."""
-        return self.index.find_module(name)
+    def find_module(self, name: str, importer: Optional[str] = None) -> Optional[str]:
+        """The file of module ``name`` in this project, or None; as the file ``importer``
+        imports it, when given (``ModuleIndex.find_module``)."""
+        return self.index.find_module(name, importer) if importer is not None else self.index.find_module(name)
 
     def display(self, path: str) -> str:
         """How another module's path is spelled in messages: relative to the project root,
@@ -105,21 +106,30 @@ class Project:
         return path if rel.startswith("..") else rel
 
     # -- analyses ------------------------------------------------------------------------
-    def analysis_of(self, name: str, attr: Optional[str] = None, demand: bool = False):
+    def analysis_of(self, name: str, attr: Optional[str] = None, demand: bool = False,
+                    importer: Optional[str] = None):
         """The analysis of module ``name`` (run on first use; a module still running
         returns its partial state, which ends import cycles).  ``attr`` is the name the
         caller wants from it: the gate may say that only some names are worth parsing the
         module for, unless ``demand`` (a call hands it a multi-device value: whatever the
-        text says, its summary decides what comes back)."""
-        if name in self.modules:
+        text says, its summary decides what comes back).  ``importer``: the file importing
+        it (its own package's root first: ``ModuleIndex.first_root``; :attr:`modules` then
+        names another root's module)."""
+        own = importer is not None and self.index.first_root(importer) is not None
+        if not own and name in self.modules:
             ma = self.modules[name]
             if attr is not None:
                 self.extend(ma, (attr,))
             return ma
-        path = self.find_module(name)
+        path = self.find_module(name, importer)
         if path is None:
             return None
         key = os.path.abspath(path)
+        if own and key in self.by_path:
+            ma = self.by_path[key]
+            if attr is not None and ma is not None:
+                self.extend(ma, (attr,))
+            return ma
         if key not in self.by_path and self.gate is not None and not demand and not self.gate(key, attr):
             return None
         return self.analysis_of_path(path, name, want=None if attr is None else frozenset((attr,)))
@@ -162,7 +172,7 @@ class Project:
                 ma.analyse_functions()
                 self.complete.add(key)
             return ma
-        name = name or self.module_name(path) or key
+        name = self._slot(name or self.module_name(path) or key, key)
         if self._load_summary is not None and not fresh:
             frozen = self._load_summary(key)
             if frozen is not None:
@@ -193,6 +203,14 @@ class Project:
         self.analysed_paths.append(key)
         return ma
 
+    def _slot(self, name: str, key: str) -> str:
+        """The key of :attr:`modules` for the file ``key`` named ``name``: its name, unless
+        another root's module has that name for an import without importer (two folders of
+        a monorepo each holding a package ``app``: ``ModuleIndex.first_root``), then its path."""
+        if name == key or self.index.first_root(key) is None:
+            return name
+        return name if self.index.find_module(name) in (None, key) else key
+
     def forget(self, path: str) -> None:
         """Drop the analysis of ``path`` (it was made from another text)."""
         key = os.path.abspath(path)
@@ -204,7 +222,7 @@ class Project:
             del self.modules[name]
         name = self.module_name(key)
         if name is not None:
-            self.modules.pop(name, None)
+            self.modules.pop(self._slot(name, key), None)
 
     # -- calling contexts across modules (PLAN decision 1) ------------------------------
     def gives_context(self, caller: str, callee: Optional[str]) -> bool:
@@ -236,7 +254,7 @@ class Project:
         self.by_path[key] = ma
         name = self.module_name(path)
         if name is not None:
-            self.modules[name] = ma
+            self.modules[self._slot(name, key)] = ma
 
     def dependencies(self, path: str) -> set:
         """Every project file the analysis of ``path`` used, transitively."""
@@ -258,13 +276,16 @@ class Project:
         plan's gate (:meth:`analysis_of`)."""
         if qualified.split(".")[0] not in self.top_names:
             return None
-        if qualified in self._resolved:
-            value, owners = self._resolved[qualified]
+        path = getattr(importer, "path", None)
+        first = self.index.first_root(path) if path is not None and os.path.isabs(path) else None
+        memo = qualified if first is None else (qualified, first)
+        if memo in self._resolved:
+            value, owners = self._resolved[memo]
         else:
             owners: set = set()
-            value = self._lookup(qualified, owners, 0, demand, set())
+            value = self._lookup(qualified, owners, 0, demand, set(), path if first is not None else None)
             if value is not None:
-                self._resolved[qualified] = (value, owners)
+                self._resolved[memo] = (value, owners)
         if importer is not None:
             importer.depends_on.update(owners)
         return value
@@ -285,18 +306,18 @@ class Project:
         key = os.path.abspath(path)
         return key not in self.by_path and self.deferred(key, parts[i])
 
-    def _module_of(self, parts: list) -> Optional[tuple]:
+    def _module_of(self, parts: list, importer: Optional[str] = None) -> Optional[tuple]:
         """``(i, module, path)`` for the longest prefix ``parts[:i]`` of a dotted name that is
-        a project module, or None."""
+        a project module (as the file ``importer`` imports it), or None."""
         for i in range(len(parts), 0, -1):
             mod = ".".join(parts[:i])
-            path = self.find_module(mod)
+            path = self.find_module(mod, importer)
             if path is not None:
                 return i, mod, path
         return None
 
     def _lookup(self, qualified: str, owners: set, depth: int, demand: bool = False,
-                seen: Optional[set] = None) -> Optional[Value]:
+                seen: Optional[set] = None, importer: Optional[str] = None) -> Optional[Value]:
         # ``seen``: the names this resolution looked up already (star imports form cycles and
         # fan out: scipy's ``from ._x import *`` chains made the search exponential)
         if depth > 20 or seen is not None and (qualified in seen or len(seen) > _MAX_LOOKUPS):
@@ -304,14 +325,16 @@ class Project:
         if seen is not None:
             seen.add(qualified)
         parts = qualified.split(".")
-        found = self._module_of(parts)
+        found = self._module_of(parts, importer)
         if found is None:
             return None
         i, mod, path = found
         owners.add(os.path.abspath(path))
         if i == len(parts):
             return Value(kind=QNAME, qname=qualified)
-        ma = self.analysis_of(mod, parts[i], demand)
+        ma = self.analysis_of(mod, parts[i], demand, importer)
+        # names the module found binds are read as it imports them
+        importer = os.path.abspath(path) if self.index.first_root(path) is not None else None
         if ma is None:
             return None
         if not is_frozen(ma):
@@ -323,7 +346,7 @@ class Project:
         if value is None:
             # a name its ``from m import *`` binds (the last such module that has it)
             for base in reversed(getattr(ma, "star_modules", ())):
-                found = self._lookup(".".join([base, parts[i]] + rest), owners, depth + 1, demand, seen)
+                found = self._lookup(".".join([base, parts[i]] + rest), owners, depth + 1, demand, seen, importer)
                 if found is not None:
                     return found
             return None
@@ -331,7 +354,7 @@ class Project:
             target = ".".join([value.qname] + rest)
             if target.split(".")[0] not in self.top_names:
                 return Value(kind=QNAME, qname=target)
-            return self._lookup(target, owners, depth + 1, demand, seen) or Value(kind=QNAME, qname=target)
+            return self._lookup(target, owners, depth + 1, demand, seen, importer) or Value(kind=QNAME, qname=target)
         for attr in rest:
             if value.cls is not None and attr in value.cls.methods:
                 value = value.cls.methods[attr]
@@ -395,7 +418,7 @@ class Project:
             self.by_path[key] = None
             name = self.module_name(key)
             if name is not None:
-                self.modules[name] = None
+                self.modules[self._slot(name, key)] = None
             return None
         return ma
 

@@ -159,11 +159,11 @@ class HandOn:
         module, taken = hit
         if os.path.basename(owner) != "__init__.py" and name in self._read_units(owner):
             return owner, name      # imported, and defined there as well
-        sub = self.index.find_module(f"{module}.{taken}")
+        sub = self.index.find_module(f"{module}.{taken}", owner)
         if sub is not None:
             self._passed.setdefault(taker, set()).add(owner)
             return sub, None
-        found = self.index.find_module(module)
+        found = self.index.find_module(module, owner)
         if found is not None and found != owner:
             self._passed.setdefault(taker, set()).add(owner)
             return self.origin(found, taken, taker, depth + 1)

@@ -76,7 +76,7 @@ class ImportedNames:
                 for taken, alias in names:
                     bound = alias or taken
                     if taken == "*":
-                        found = self.index.find_module(module)
+                        found = self.index.find_module(module, module_file)
                         if found is not None and found not in seen and depth < 4:
                             seen.add(found)
                             todo.append((found, depth + 1))

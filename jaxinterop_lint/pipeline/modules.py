@@ -219,11 +219,7 @@ class ModuleIndex:
         if full in self._names:
             return self._names[full]
         name = None
-        folder = os.path.dirname(full)
-        bases = self._bases.get(folder)
-        if bases is None:   # (one climb a folder: transformers' 2,514 modules, 700 folders)
-            bases = self._bases[folder] = [package_top(full)] if os.path.isfile(os.path.join(folder, "__init__.py")) else []
-        for r in bases + self.roots:
+        for r in self._bases_of(full) + self.roots:
             if full.startswith(r + os.sep):
                 rel = os.path.relpath(full, r)[:-3].split(os.sep)
                 if rel[-1] == "__init__":
@@ -233,6 +229,34 @@ class ModuleIndex:
                     break
         self._names[full] = name
         return name
+
+    def _bases_of(self, full: str) -> list:
+        """``[the folder above the outermost package holding full]`` when ``full`` (an
+        absolute path) is in a package, else ``[]``; one climb a folder (transformers'
+        2,514 modules, 700 folders)."""
+        folder = os.path.dirname(full)
+        bases = self._bases.get(folder)
+        if bases is None:
+            bases = self._bases[folder] = [package_top(full)] if os.path.isfile(os.path.join(folder, "__init__.py")) else []
+        return bases
+
+    def first_root(self, importer: Optional[str]) -> Optional[str]:
+        """The source root searched first for the absolute imports of the file ``importer``,
+        when that is not the project's own order: the folder above ``importer``'s outermost
+        package, where :meth:`add_file` added it as a root (a package beside the project's
+        ``<root>`` and ``<root>/src``: ``services/b/app/``), since ``python -m`` run there
+        finds the importer's own package first.  None otherwise (no importer, or one whose
+        package lies in ``<root>``, ``<root>/src`` or nowhere): the roots in their order.
+        Two folders of a monorepo holding a package of the same name (``services/a/app``,
+        ``services/b/app``) each import their own then (attack48's s08)."""
+        if importer is None or not self._makers:
+            return None
+        bases = self._bases_of(os.path.abspath(importer))
+        top = bases[0] if bases else None
+        return top if top in self._makers and top != self.roots[0] else None
+
+    def _search_order(self, first: Optional[str]) -> list:
+        return self.roots if first is None else [first] + [r for r in self.roots if r != first]
 
     def package_of(self, path: str) -> str:
         """The package relative imports of ``path`` start from."""
@@ -247,14 +271,17 @@ class ModuleIndex:
         """Whether the top of ``name`` is one of the project's top-level names."""
         return name.split(".")[0] in self.top_names
 
-    def find_module(self, name: str) -> Optional[str]:
-        """The file of module ``name`` in this project, or None."""
-        if name in self._paths:
-            return self._paths[name]
+    def find_module(self, name: str, importer: Optional[str] = None) -> Optional[str]:
+        """The file of module ``name`` in this project, or None; as the file ``importer``
+        imports it, when given (its own package's root first: :meth:`first_root`)."""
+        first = self.first_root(importer)
+        key = name if first is None else (name, first)
+        if key in self._paths:
+            return self._paths[key]
         found = None
         if self.is_project(name):
             rel = name.replace(".", os.sep)
-            for r in self.roots:
+            for r in self._search_order(first):
                 folder, _, last = os.path.join(r, rel).rpartition(os.sep)
                 files, folders = self._listing(folder)
                 if last + ".py" in files:
@@ -263,7 +290,7 @@ class ModuleIndex:
                     found = os.path.join(folder, last, "__init__.py")
                 if found:
                     break
-        self._paths[name] = found
+        self._paths[key] = found
         return found
 
     def _listing(self, folder: str) -> tuple:
@@ -313,22 +340,25 @@ class ModuleIndex:
                 return out
             folder = os.path.dirname(folder)
 
-    def absent_candidates(self, name: str) -> list:
+    def absent_candidates(self, name: str, importer: Optional[str] = None) -> list:
         """Files that would make the missing module ``name`` importable, or that would
         shadow the module found from a source root searched before its own (for the cache:
         a result that used what ``name`` is, is stale once one of them exists); empty for
-        library names and for modules found in the first root."""
-        known = self._absent.get(name)
+        library names and for modules found in the first root.  ``importer``: as
+        :meth:`find_module`."""
+        first = self.first_root(importer)
+        key = name if first is None else (name, first)
+        known = self._absent.get(key)
         if known is not None:
             return known
         top = name.split(".")[0]
         out = []
-        found = self.find_module(name) if top and top not in library_roots() else False
+        found = self.find_module(name, importer) if top and top not in library_roots() else False
         if found is not False:
             rel = name.replace(".", os.sep)
             # (a <root>/src made later is the first root: the store key tells the layouts
             # apart, :func:`~.session._layout_key`)
-            for r in self.roots:
+            for r in self._search_order(first):
                 if found in (os.path.join(r, rel + ".py"), os.path.join(r, rel, "__init__.py")):
                     if r not in (self.root, os.path.join(self.root, "src")):
                         # a root above a linted file's package: an __init__.py made in it
@@ -339,5 +369,5 @@ class ModuleIndex:
                 if "." not in name and not found:
                     out.append(os.path.join(r, rel))     # a namespace package folder (found:
                     # a regular module of any root comes before a namespace package)
-        self._absent[name] = out = tuple(out)   # (kept as long as the names found: _paths)
+        self._absent[key] = out = tuple(out)   # (kept as long as the names found: _paths)
         return out

@@ -311,7 +311,7 @@ class Plan(Carriers, HandOn, ImportedNames):
             if not idx.is_project(module):
                 continue
             if names is None:
-                target = idx.find_module(module)
+                target = idx.find_module(module, path)
                 if target is not None:
                     out.append((target, None))
                     bound.setdefault(module.split(".")[0], []).append((target, None))
@@ -325,14 +325,14 @@ class Plan(Carriers, HandOn, ImportedNames):
                             self._add_package_reads(path, head, target, out, bound)
                 continue
             for name, alias in names:
-                sub = idx.find_module(f"{module}.{name}") if name != "*" else None
+                sub = idx.find_module(f"{module}.{name}", path) if name != "*" else None
                 if sub is not None:
                     out.append((sub, None))
                     bound.setdefault(alias or name, []).append((sub, None))
                     if os.path.basename(sub) == "__init__.py":   # ``from pkg import sub``: ``sub.f``
                         self._add_package_reads(path, alias or name, sub, out, bound)
                     continue
-                owner = idx.find_module(module)
+                owner = idx.find_module(module, path)
                 if owner is not None:
                     out.append(self.origin(owner, name, path) if name != "*" else (owner, name))
                     bound.setdefault(alias or name if name != "*" else "*", []).append(out[-1])
@@ -587,12 +587,12 @@ class Plan(Carriers, HandOn, ImportedNames):
                 mine = set(self.index.conftest_candidates(path)) - set(self.index.conftests(path))
                 f = self.facts(path)
                 for module, names in (f or {}).get("imports", ()):
-                    mine.update(self.index.absent_candidates(module))
-                    found = self.index.find_module(module) if names else None
+                    mine.update(self.index.absent_candidates(module, path))
+                    found = self.index.find_module(module, path) if names else None
                     if found is not None and os.path.basename(found) == "__init__.py":
                         for name, _ in names:
                             if name != "*":
-                                mine.update(self.index.absent_candidates(f"{module}.{name}"))
+                                mine.update(self.index.absent_candidates(f"{module}.{name}", path))
                 self._absent[path] = frozenset(mine)
             out |= self._absent[path]
         return sorted(out)
