@@ -153,3 +153,22 @@ def test_a_noqa_on_the_call_keeps_a_calling_context_where_it_judges_it(tmp_path,
     f8 = subprocess.run([sys.executable, "-m", "flake8", "--select=JXI", "--extend-select=JXI100", "."],
                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert codes(f8.stdout.replace("./", "")) == expected, f8.stdout
+
+
+SAME_MODULE = ("import jax\nimport torch\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n\n"
+               "mesh = jax.make_mesh((8,), ('x',))\n\n\ndef to_torch(x):\n    return torch.from_dlpack(x)\n\n\n"
+               "def run(x):\n    y = jax.device_put(x, NamedSharding(mesh, P('x')))\n    return to_torch(y){}\n")
+
+
+@pytest.mark.parametrize("directive, expected", [
+    ("", [(9, "JXI002")]),                      # the calling context, at the sink
+    ("  # noqa: JXI002", []),
+    ("  # noqa", []),
+    ("  # noqa: JXI001", [(14, "JXI002"), (14, "JXI100")]),
+])
+def test_a_noqa_on_a_call_in_the_same_module_keeps_its_finding_at_the_call(directive, expected):
+    """The calling context of a function of the same module follows the same rule as one of
+    another module's (above): a directive on the call judges the finding there."""
+    r = lint_source(SAME_MODULE.format(directive), "m.py", WITH_100)
+    assert r.error is None
+    assert [(f.line, f.code) for f in r.findings] == expected

@@ -346,7 +346,10 @@ class InvokeMixin:
         the ``index``-th export of its summary).  In this module the export is a calling
         context of the sink inside ``rec`` (PLAN decision 1), added to the module's
         :class:`~.contexts.ContextTable` with the caller's value, ``try`` blocks and process
-        guard; for a function of another module it is recorded at the call, naming the callee."""
+        guard; for a function of another module it is recorded at the call, naming the callee,
+        and so is the export of a call whose line has a ``# noqa`` for a JXI code
+        (:func:`.contexts.silenced_at_call`: the directive judges it there, as it would the
+        call of another module's function)."""
         arg = bind.get(effect.param)
         if arg is None or not picks(effect.event.when, bind, rec, node):
             return
@@ -358,8 +361,10 @@ class InvokeMixin:
             value = self.argument_part(rec, effect.param, arg, effect.path, node, bind)
         arg = (arg[0], keyword_node(node, arg, effect.path))
         inner = effect.event
-        if rec.owner is not self.ma or getattr(rec, "node", None) is None:
-            if not self.context_across(node, rec, arg, value, effect, index):
+        local = rec.owner is self.ma and getattr(rec, "node", None) is not None
+        if not local or value.multi is not None and value.donated is None and value.false_guard is None \
+                and silenced_at_call(self.ma, node):    # a noqa on the call: the finding stays here
+            if local or not self.context_across(node, rec, arg, value, effect, index):
                 via = (f"{rec.name}() puts a value on it and exports that with {inner.consumer}" if effect.placed
                        else f"{rec.name}() exports it with {inner.consumer}")
                 self.sink(node, f"{rec.name}()", inner.sink, value, arg[1], via=via, inner=inner, placed=effect.placed)
