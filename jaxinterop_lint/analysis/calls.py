@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from ..knowledge import apis
+from ..knowledge import structures as S
 from . import parts as P
 from . import placements
 from . import values as V
@@ -262,6 +263,8 @@ class CallMixin(FactsMixin):
         placed = self.placement_call(node, qn, pos, kw)
         if placed is not None:
             return placed
+        if qn in S.ELEMENT_CALLBACKS:
+            self.element_callback(node, qn, pos, kw)
         structured = self.structure_call(node, qn, pos, kw)
         if structured is not None:
             return structured

@@ -235,6 +235,25 @@ class StructureMixin(LibraryObjectMixin):
         owner, _, attr = qn.rpartition(".")
         return self.class_call(node, self.library_class(owner), attr, pos, kw)
 
+    def element_callback(self, node, qn: str, pos: list, kw: dict) -> None:
+        """Call the function that the library call ``qn`` (``S.ELEMENT_CALLBACKS``: ``sorted``
+        with ``key=``, ``filter``...) calls on each element of its iterable with such an
+        element, for what it does to it (an export in a key function); what it returns is
+        not the call's result."""
+        at, keyword, of = S.ELEMENT_CALLBACKS[qn]
+        fn = kw.get(keyword) if keyword is not None else None
+        if fn is None and at is not None and at < len(pos):
+            fn = pos[at]
+        if fn is None or of >= len(pos) or qn in ("builtins.min", "builtins.max") and len(pos) != 1:
+            return
+        element = (self.element_of(pos[of][0], node), None)
+        fval = fn[0]
+        if fval.kind == V.QNAME and fval.qname in self.ma.kb.call_sinks:
+            self.sink(node, f"{fval.qname.rsplit('.', 1)[-1]}() called by {qn.rsplit('.', 1)[-1]}()",
+                      self.ma.kb.call_sinks[fval.qname], element[0], pos[of][1])
+        elif fval.kind == V.FUNC:
+            self.apply(node, fval, [element], {})
+
     def got(self, how: str, pos: list) -> Value:
         """What ``attrgetter(*names)(obj)`` (``how`` ``"attr"``) or ``itemgetter(*keys)(d)``
         reads: ``pos`` is the names' arguments, then the object; one name, its value, more, a

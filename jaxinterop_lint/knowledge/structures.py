@@ -296,6 +296,23 @@ ITERATION_CALLS: dict[str, str] = {
 }
 """Builtins (and itertools) that build or consume iterables, by operation."""
 
+ELEMENT_CALLBACKS: dict[str, tuple] = {
+    "builtins.sorted": (None, "key", 0),
+    "builtins.min": (None, "key", 0),
+    "builtins.max": (None, "key", 0),
+    "builtins.filter": (0, None, 1),
+    "itertools.filterfalse": (0, None, 1),
+    "itertools.dropwhile": (0, None, 1),
+    "itertools.takewhile": (0, None, 1),
+    "itertools.groupby": (1, "key", 0),
+    "heapq.nsmallest": (2, "key", 1),
+    "heapq.nlargest": (2, "key", 1),
+}
+"""Library calls that call a function on each element of an iterable (CPython's builtins,
+itertools and heapq): name -> (the function's position or None, its keyword or None, the
+iterable's position).  ``sorted(xs, key=lambda a: np.from_dlpack(a).sum())`` exports each
+element of ``xs``; ``min``/``max`` only in their one-iterable form."""
+
 UNROLL_LIMIT = 8
 """``for`` loops over a tuple or list of at most this many known elements are walked once
 per element, so correlated elements stay paired (``for fn, arg in ((f, a), (g, b)):``)."""
