@@ -375,7 +375,7 @@ class ExprMixin:
         from .records import function_record
 
         closure = self.snapshot()
-        rec = self.ma.register(function_record(node, "<lambda>", closure, None))
+        rec = self.ma.register(function_record(node, "<lambda>", closure, None), self.rec)
         if rec.parent is None and self.rec is not None and rec is not self.rec:
             rec.parent = self.rec   # (as a def's: its closure is this function's frame)
         self.bind_defaults(rec)

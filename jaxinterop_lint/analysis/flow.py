@@ -257,7 +257,7 @@ class Walker(ExprMixin, CallMixin, InvokeMixin, InstantiateMixin, StructureMixin
     # -- compound statements: branches, loops, try, with, match (branches.py) ---------
 
     def s_def(self, node: cst.FunctionDef) -> None:
-        rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls))
+        rec = self.ma.register(function_record(node, self.qualify(node.name.value), self.snapshot(), self.cls), self.rec)
         if rec.parent is None and self.rec is not None and rec is not self.rec:
             rec.parent = self.rec       # (the cells its ``nonlocal`` names write: module_state.py)
         self.bind_defaults(rec)

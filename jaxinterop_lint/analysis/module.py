@@ -47,7 +47,7 @@ class ModuleAnalysis:
         self.globals: dict[str, Value] = {}
         self.module_events: dict = {}
         self.functions: list[FunctionRecord] = []
-        self.by_node: dict[int, FunctionRecord] = {}
+        self.by_node: dict = {}     # id(def or lambda node) [, id(specialised function)] -> record
         self.imports_jax = False
         self.ffi = ffi.FfiCallbacks()
         self.analysed_count = 0
@@ -208,9 +208,16 @@ class ModuleAnalysis:
                 return effect.event
         return None
 
-    def register(self, rec: FunctionRecord) -> FunctionRecord:
-        """Add a function record (called by the walk when it meets a def or lambda)."""
-        existing = self.by_node.get(id(rec.node))
+    def register(self, rec: FunctionRecord, within=None) -> FunctionRecord:
+        """Add a function record (called by the walk when it meets a def or lambda) and
+        return it, or the one its node has already.  ``within``: the function record whose
+        walk meets it; a function specialised for a call (:mod:`.closures`) has records of
+        its own for the defs and lambdas in it, whose closures hold that call's values
+        (``def mover(target): def move(t): return jax.tree.map(lambda x:
+        x.to_device(target), t)``: the lambda of ``mover(sharding)`` is not the one of
+        ``mover(device)``, whichever was walked first)."""
+        key = id(rec.node) if not getattr(within, "specialized", False) else (id(rec.node), id(within))
+        existing = self.by_node.get(key)
         if existing is not None:
             return existing
         rec.owner = self
@@ -218,7 +225,7 @@ class ModuleAnalysis:
         if shift is not None:
             rec.ffi_shift = shift
         self.functions.append(rec)
-        self.by_node[id(rec.node)] = rec
+        self.by_node[key] = rec
         return rec
 
     def summary(self, rec: FunctionRecord) -> Summary:
