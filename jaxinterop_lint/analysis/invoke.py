@@ -304,8 +304,8 @@ class InvokeMixin:
             self.apply_cells(node, rec, bind, summary.cells)
         if summary.fills and store:
             self.fill_arguments(node, rec, bind, summary.fills)
-        if summary.calls:
-            self.run_param_calls(node, rec, bind, summary.calls)
+        if summary.calls and self.run_param_calls(node, rec, bind, summary.calls) and summary.ret is not None:
+            result = self.instantiate(summary.ret, bind, rec, node)    # (an argument a method stored on)
         return result
 
     def fill_arguments(self, node, rec, bind: dict, fills: tuple) -> None:

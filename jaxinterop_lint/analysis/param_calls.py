@@ -21,6 +21,7 @@ from ..knowledge import apis
 from . import parts as P
 from . import values as V
 from .env import SINGLE, single_device
+from .imports import dotted
 from .placements import own_arguments
 
 def _argument_node(value, bind: dict):
@@ -103,14 +104,23 @@ class ParamCallsMixin:
         is an instance of a class of the project, and a parameter it calls is the argument
         called (a library function, such as a consumer, or one of the project); an argument
         that is a parameter of this walk keeps the call for this walk's summary."""
+        changed = False
         for param, path, attr, pos, kw, inner in calls:
             arg = bind.get(param)
             if arg is None:
                 continue
             whole = self.argument_part(rec, param, arg, path, node, bind)
             # an instance of one of several classes (``[Printer(), Mirror()]``): each one's method
+            one = whole.kind == V.INSTANCE and not whole.others and not path
             for recv in (V.evolve(whole, others=()),) + whole.others if whole.kind == V.INSTANCE else (whole,):
-                self._run_one(node, rec, bind, arg, path, recv, attr, pos, kw, inner)
+                stored = self._run_one(node, rec, bind, arg, path, recv, attr, pos, kw, inner)
+                if one and stored is not None and arg[1] is not None and dotted(arg[1]) is None:
+                    # ``fit(Trainer(s))`` with ``def fit(t): t.step(x); return t``: what the
+                    # method stores on the instance is the argument's from now on (a name's is
+                    # written back to the name by the method's call itself)
+                    bind[param] = arg = (stored, arg[1])
+                    changed = True
+        return changed
 
     def _call_arguments(self, node, rec, bind: dict, pos: tuple, kw: tuple, inner=None) -> tuple:
         """``(positional, keyword)`` Args of a kept call, instantiated with the call of
@@ -151,9 +161,24 @@ class ParamCallsMixin:
         args, kwargs = self._call_arguments(node, rec, bind, pos, kw, inner)
         if method is not None:
             receiver = (recv, arg[1] if not path else None)
-            self.apply(node, V.evolve(method, func=replace(method.func, bound=(receiver,))), args, kwargs)
-        else:
-            self.note_param_call(inner, recv, attr, args, kwargs)
+            bound = V.evolve(method, func=replace(method.func, bound=(receiver,)))
+            self.apply(node, bound, args, kwargs)
+            return self._stored_on(node, recv, bound.func, args, kwargs)
+        self.note_param_call(inner, recv, attr, args, kwargs)
+        return None
+
+    def _stored_on(self, node, recv, fi, args: list, kwargs: dict):
+        """The instance ``recv`` with what the method ``fi`` (bound to it) stores on ``self``
+        when called with ``args`` and ``kwargs`` (its summary's fields, instantiated), or
+        None when it stores nothing."""
+        mrec, mbind = self.bind_args(fi, args, kwargs)
+        summary = mrec.summary if mrec is not None else None
+        if summary is None or not summary.fields or mrec.name.endswith("__init__"):
+            return None
+        new = recv
+        for name, v in summary.fields:
+            new = P.with_part(new, V.attr_key(name), self.instantiate(v, mbind, mrec, node))
+        return new
 
     def method_result(self, instance: V.Value, name: str, node) -> V.Value:
         """What ``instance.name()`` returns (a method of its class, of this project, called
