@@ -369,3 +369,63 @@ def test_a_chain_of_re_exports_is_followed_a_few_levels_and_never_recurses(tmp_p
     result = _lint(root)
     assert not result.errors and all(f.code != "JXI000" for f in result.findings)
     assert _found(result) == ([(f"m{length}.py", SINK_LINE, "JXI002")] if flagged else [])
+
+
+STAR_CORE = """\
+import jax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+__all__ = ["spread"]
+
+
+def spread(x):
+    mesh = jax.make_mesh((jax.device_count(),), ("x",))
+    return jax.device_put(x, NamedSharding(mesh, P("x")))
+"""
+STAR_IO = "import numpy as np\n\n\ndef numpy_view(x):\n    return np.from_dlpack(x)\n"
+STAR_MAIN = """\
+import jax.numpy as jnp
+
+{imports}
+
+
+def case_sharded_view():
+    return numpy_view(spread(jnp.arange(16.0)))
+
+
+def case_host_view():
+    return numpy_view(jnp.arange(16.0))
+
+
+if __name__ == "__main__":
+    for name in ("case_sharded_view", "case_host_view"):
+        try:
+            globals()[name]()
+            print(name, "ok")
+        except BufferError:
+            print(name, "BufferError")
+"""
+
+
+@pytest.mark.parametrize("imports", ["from meshlib import *  # noqa: F403",
+                                     "from meshlib import spread, numpy_view",
+                                     "import meshlib\nspread, numpy_view = meshlib.spread, meshlib.numpy_view"])
+def test_names_a_package_star_imports_from_its_modules_are_followed(tmp_path, imports):
+    """``meshlib/__init__.py`` is ``from .core import *`` and ``from .io import *``: a caller
+    taking ``spread`` and ``numpy_view`` from the package (by star, by name, or as its
+    attributes) gives ``io.py``'s export its calling context (hunt46 proj2: the plan took the
+    names as the package's own, reached no sink, and parsed nothing); run for real on 8 CPU
+    devices, the sharded case raises BufferError there and the other runs."""
+    write_files(tmp_path, {"pyproject.toml": "[project]\nname = \"m\"\n",
+                           "meshlib/__init__.py": "from .core import *  # noqa: F401,F403\n"
+                                                  "from .io import *  # noqa: F401,F403\n",
+                           "meshlib/core.py": STAR_CORE, "meshlib/io.py": STAR_IO,
+                           "main.py": STAR_MAIN.format(imports=imports)})
+    for use_cache in (False, True, True):
+        result = lint_paths([str(tmp_path)], Config(), project_root=str(tmp_path), use_cache=use_cache)
+        assert _found(result) == [("io.py", 5, "JXI002")]
+        (finding,) = result.findings
+        assert "case_sharded_view()" in finding.message and "case_host_view" not in finding.message
+    ran = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
+                         env=dict(os.environ, **EIGHT_DEVICES), timeout=600)
+    assert ran.stdout.split() == ["case_sharded_view", "BufferError", "case_host_view", "ok"], ran.stderr[-2000:]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Optional
 
 from .scan import consumer, plain_lines, taken_names
 from .toplevel import strip_prose, units_of
@@ -155,7 +156,7 @@ class HandOn:
                         imported.setdefault(alias or taken, (module, taken))
         hit = imported.get(name)
         if hit is None:
-            return owner, name
+            return self._star_origin(owner, name, taker, depth) or (owner, name)
         module, taken = hit
         if os.path.basename(owner) != "__init__.py" and name in self._read_units(owner):
             return owner, name      # imported, and defined there as well
@@ -168,6 +169,25 @@ class HandOn:
             self._passed.setdefault(taker, set()).add(owner)
             return self.origin(found, taken, taker, depth + 1)
         return owner, name
+
+    def _star_origin(self, owner: str, name: str, taker: str, depth: int) -> Optional[tuple]:
+        """:meth:`origin` of a ``name`` that no import of ``owner`` binds by name and that
+        ``owner`` does not define: the project module whose ``from m import *`` in ``owner``
+        binds it (the last one that does, as Python binds them; a package's ``from .core
+        import *``), where it is defined there, or None."""
+        if name.startswith("_") or name in self._read_units(owner):
+            return None
+        stars = [m for m, names in (self.facts(owner) or {}).get("imports", ())
+                 if names and any(t == "*" for t, _ in names)]
+        for module in reversed(stars):
+            found = self.index.find_module(module, owner)
+            if found is None or found == owner:
+                continue
+            there = self.origin(found, name, taker, depth + 1)
+            if there != (found, name) or name in self._read_units(found):
+                self._passed.setdefault(taker, set()).add(owner)
+                return there
+        return None
 
     def handed_on(self, path: str, name: str, depth: int = 0) -> tuple:
         """``(names, read)``: the ``(file, name)`` pairs of modules naming a consumer that the

@@ -61,8 +61,9 @@ class ImportedNames:
         package's ``__init__``), and those of the modules it star-imports in turn, a few
         levels, each where it is defined (:meth:`origin`), of the names ``taker`` spells
         (keras' backend packages star-import every backend: binding all their names made
-        its plan four times slower); the module's own definitions are what
-        ``(owner, "*")`` stands for already."""
+        its plan four times slower), and ``("*", (module, "*"))`` for each module star-imported
+        on the way (a package's ``from .core import *``: its definitions); the module's own
+        definitions are what ``(owner, "*")`` stands for already."""
         text = self._text_or_none(taker)
         if text is None:
             return []
@@ -80,6 +81,7 @@ class ImportedNames:
                         if found is not None and found not in seen and depth < 4:
                             seen.add(found)
                             todo.append((found, depth + 1))
+                            out.append(("*", (found, "*")))     # its own definitions too
                     elif bound in used and not bound.startswith("_"):
                         found = self.origin(module_file, bound, taker)
                         if found != (module_file, bound):
