@@ -71,6 +71,12 @@ def _fold(node, known=None, imported=None):
         return tuple(items) if all(type(i) is int for i in items) else None
     if known is None:
         return None
+    if isinstance(node, ast.BoolOp) and len(node.values) == 2:
+        # ``n_devices or jax.device_count()`` with ``n_devices`` pinned to 1: the operand taken
+        first = _const(node.values[0], known, imported)
+        if first is None:
+            return None
+        return first if bool(first) == isinstance(node.op, ast.Or) else _const(node.values[1], known, imported)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         v = _const(node.operand, known, imported)
         return -v if type(v) is int else None

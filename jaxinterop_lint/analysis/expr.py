@@ -241,6 +241,14 @@ class ExprMixin:
         return self.computed((v,))
 
     def e_boolean(self, node: cst.BooleanOperation) -> Value:
+        """``a or b`` / ``a and b``: the join of both, or the operand the result is when
+        ``a`` is a pinned parameter (``n = n or jax.device_count()`` in a function pinned
+        to ``n=1``: :mod:`.pinned`)."""
+        if self.pinned and isinstance(node.left, cst.Name) and node.left.value in self.pinned:
+            held = pinned.truth(self.pinned, node.left, self.eval, self.test_constant)
+            if held is not None:
+                first = isinstance(node.operator, cst.Or) == held
+                return self.eval(node.left if first else node.right)
         return V.join(self.eval(node.left), self.eval(node.right))
 
     def e_comparison(self, node: cst.Comparison) -> Value:

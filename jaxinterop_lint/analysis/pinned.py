@@ -118,6 +118,27 @@ class _Tests(FunctionLocals):
     def __init__(self):
         super().__init__()
         self.tested: set = set()
+        self._kept = None       # the name a ``p = p or default`` keeps (no rebinding when pinned)
+        self.defaulted: set = set()     # the names so kept
+
+    def visit_Assign(self, node) -> None:
+        kept = defaulted(node)
+        if kept is not None:
+            self._kept = kept
+            self.defaulted.add(kept)
+            self.tested.add(kept)       # ``n = n or jax.device_count()``: read as a truth value
+
+    def leave_Assign(self, node) -> None:
+        self._kept = None
+
+    def visit_BooleanOperation(self, node) -> None:
+        # ``n = n_devices or jax.device_count()``: the left operand is read as a truth value
+        if isinstance(node.left, cst.Name):
+            self.tested.add(node.left.value)
+
+    def _target(self, t) -> None:
+        if not (isinstance(t, cst.Name) and t.value == self._kept):
+            super()._target(t)
 
     def visit_Param(self, node) -> bool:
         return False    # a parameter is bound by the call, not rebound by the body
@@ -159,6 +180,17 @@ class _Tests(FunctionLocals):
             self.bound.add(node.name.value)
 
 
+def defaulted(node) -> Optional[str]:
+    """The name ``p`` of an assignment ``p = p or default`` (one target), else None: with
+    ``p`` pinned to a truthy constant it keeps that constant (:func:`tested_params` pins such
+    a parameter; the walk's ``p or default`` is then ``p``: ``ExprMixin.e_boolean``)."""
+    if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+            and isinstance(node.value, cst.BooleanOperation) and isinstance(node.value.operator, cst.Or) \
+            and isinstance(node.value.left, cst.Name) and node.value.left.value == node.targets[0].target.value:
+        return node.value.left.value
+    return None
+
+
 def _names_tested(test) -> list:
     """The names a test reads as a truth value or compares with constants."""
     if isinstance(test, cst.Name):
@@ -196,6 +228,7 @@ def tested_params(rec) -> frozenset:
             visitor = _Tests()
             rec.node.visit(visitor)
             names = frozenset(visitor.tested - visitor.bound - visitor.declared)
+            rec.defaulted = frozenset(visitor.defaulted) & names
         rec.tested = frozenset(i for i, p in enumerate(rec.params) if p in names)
     return rec.tested
 
@@ -243,7 +276,8 @@ def specialised(walker, rec, bind: dict, call, general):
     if not given:
         return rec
     tested = tested_params(rec)
-    pins = {rec.params[i]: v for i, v in given.items() if i in tested}
+    kept = getattr(rec, "defaulted", frozenset())    # ``p = p or default``: pinned only when truthy
+    pins = {rec.params[i]: v for i, v in given.items() if i in tested and (v or rec.params[i] not in kept)}
     if not pins:
         return rec
     memo = here.specialized

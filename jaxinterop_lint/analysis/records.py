@@ -114,6 +114,7 @@ class FunctionRecord:
     rebound: bool = False       # an inherited method copied for a subclass (classes.ClassMixin.rebound)
     pinned: Optional[dict] = None   # parameter name -> the constant it is analysed with (pinned.py)
     tested: Optional[frozenset] = None  # parameters its tests compare with constants (pinned.tested_params)
+    defaulted: frozenset = frozenset()  # those of them it keeps with ``p = p or default`` (the same)
     parent: Any = None          # the record of the function whose body defines it (None: a module's def)
     cells: dict = field(default_factory=dict)  # its names that nested functions rebind with ``nonlocal`` -> what they leave
     star: Optional[int] = None  # the index of its ``*args`` parameter (bound to the extra positional arguments)
