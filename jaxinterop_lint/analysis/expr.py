@@ -24,6 +24,18 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 _BUILTINS = {name: V.qname("builtins." + name) for name in BUILTIN_NAMES}
 
 
+def _empty(node) -> bool:
+    """Whether ``node`` is ``None`` or an empty list, tuple, dict or set display."""
+    if isinstance(node, cst.Name):
+        return node.value == "None"
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return not node.elements
+    if isinstance(node, cst.Dict):
+        return not node.elements
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("list", "dict", "tuple", "set") \
+        and not node.args
+
+
 class ExprMixin:
     """Evaluate expressions to :class:`Value`; record sink and removed-API events."""
 
@@ -243,12 +255,15 @@ class ExprMixin:
     def e_boolean(self, node: cst.BooleanOperation) -> Value:
         """``a or b`` / ``a and b``: the join of both, or the operand the result is when
         ``a`` is a pinned parameter (``n = n or jax.device_count()`` in a function pinned
-        to ``n=1``: :mod:`.pinned`)."""
+        to ``n=1``: :mod:`.pinned`); ``x or []`` (``None`` or an empty display on the
+        right) is what ``x`` gives: the empty value holds no element that could matter."""
         if self.pinned and isinstance(node.left, cst.Name) and node.left.value in self.pinned:
             held = pinned.truth(self.pinned, node.left, self.eval, self.test_constant)
             if held is not None:
                 first = isinstance(node.operator, cst.Or) == held
                 return self.eval(node.left if first else node.right)
+        if isinstance(node.operator, cst.Or) and _empty(node.right):
+            return self.eval(node.left)     # ``callbacks or []``: what the left gives (no element more)
         return V.join(self.eval(node.left), self.eval(node.right))
 
     def e_comparison(self, node: cst.Comparison) -> Value:
