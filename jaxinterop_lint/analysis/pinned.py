@@ -122,19 +122,19 @@ class _Tests(FunctionLocals):
         self.defaulted: set = set()     # the names so kept
 
     def visit_Assign(self, node) -> None:
+        value = node.value
+        if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or) \
+                and isinstance(value.left, cst.Name):
+            # ``n = n or jax.device_count()``, ``count = n_devices or len(jax.devices())``: the
+            # left operand is read as a truth value (a default filled in)
+            self.tested.add(value.left.value)
         kept = defaulted(node)
         if kept is not None:
             self._kept = kept
             self.defaulted.add(kept)
-            self.tested.add(kept)       # ``n = n or jax.device_count()``: read as a truth value
 
     def leave_Assign(self, node) -> None:
         self._kept = None
-
-    def visit_BooleanOperation(self, node) -> None:
-        # ``n = n_devices or jax.device_count()``: the left operand is read as a truth value
-        if isinstance(node.left, cst.Name):
-            self.tested.add(node.left.value)
 
     def _target(self, t) -> None:
         if not (isinstance(t, cst.Name) and t.value == self._kept):

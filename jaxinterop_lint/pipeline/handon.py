@@ -36,6 +36,7 @@ from typing import Optional
 from .scan import consumer, plain_lines, taken_names
 from .toplevel import strip_prose, units_of
 
+_TOP_STAR = re.compile(r"^from[ \t]+[\w.]+[ \t]+import[ \t]*\*", re.M)   # a star import that runs
 DEPTH = 4       # re-exports and relay modules followed at most this deep
 RELAYS = 2      # modules naming no consumer a factory's result is read through, beyond its own
 # ``return Name(``, ``return mod.Name(``, ``return Name`` (the end of the statement after it);
@@ -105,8 +106,8 @@ def _called(text: str, local: str) -> set:
 
 class HandOn:
     """Re-exports and handed-on names of a :class:`~.plan.Plan` (a mixin: the plan supplies
-    ``facts``, ``index``, ``targets``, ``units``, ``_bound``, ``importers``, ``texts`` and
-    ``reader``)."""
+    ``facts``, ``index``, ``targets``, ``units``, ``_bound``, ``importers``, ``texts``,
+    ``reader`` and ``_text_or_none``)."""
 
     def _hand_on_init(self) -> None:
         self._passed: dict = {}         # path -> modules its import graph passed through
@@ -122,6 +123,8 @@ class HandOn:
         self._handed: dict = {}         # (path, name) -> (handed-on (file, name)s, modules read)
         self._handed_targets: dict = {}  # path -> [(file, name)] handed on to it
         self.handed_bound: dict = {}    # path -> {bound name: [(file, name)]} handed on
+        self._star: dict = {}           # (file, name) -> :meth:`_star_search`
+        self._star_runs: dict = {}      # file -> :meth:`_stars_run`
 
     def _read_units(self, path: str) -> dict:
         """``{top-level name: the code of its units}`` of module file ``path`` (functions,
@@ -175,19 +178,57 @@ class HandOn:
         ``owner`` does not define: the project module whose ``from m import *`` in ``owner``
         binds it (the last one that does, as Python binds them; a package's ``from .core
         import *``), where it is defined there, or None."""
-        if name.startswith("_") or name in self._read_units(owner):
-            return None
+        key = (owner, name)
+        known = self._star.get(key)
+        if known is None:
+            known = self._star[key] = self._star_search(owner, name, depth)
+        there, passed = known
+        if there is not None:
+            self._passed.setdefault(taker, set()).update(passed)
+        return there
+
+    def _star_search(self, owner: str, name: str, depth: int) -> tuple:
+        """``(origin or None, the modules passed through)`` for :meth:`_star_origin`,
+        searched once per ``(owner, name)`` (transformers asks thousands)."""
         stars = [m for m, names in (self.facts(owner) or {}).get("imports", ())
-                 if names and any(t == "*" for t, _ in names)]
+                 if names and any(t == "*" for t, _ in names)] if not name.startswith("_") else None
+        if not stars or not self._stars_run(owner) or self._defines(owner, name):
+            return None, frozenset()
+        self._star[(owner, name)] = (None, frozenset())       # a star-import cycle finds nothing more
+        token = ("*", owner, name)       # collects what the search passes through
         for module in reversed(stars):
             found = self.index.find_module(module, owner)
             if found is None or found == owner:
                 continue
-            there = self.origin(found, name, taker, depth + 1)
-            if there != (found, name) or name in self._read_units(found):
-                self._passed.setdefault(taker, set()).add(owner)
-                return there
-        return None
+            there = self.origin(found, name, token, depth + 1)
+            if there != (found, name) or self._defines(found, name):
+                return there, frozenset(self._passed.pop(token, set())) | {owner}
+        self._passed.pop(token, None)
+        return None, frozenset()
+
+    def _stars_run(self, path: str) -> bool:
+        """Whether module file ``path`` has a star import that runs when it is imported (one
+        at the start of a line, not under ``if TYPE_CHECKING:``: transformers' 562 lazy
+        packages star-import their modules only for type checkers), read once a file."""
+        known = self._star_runs.get(path)
+        if known is None:
+            text = self._text_or_none(path)
+            known = self._star_runs[path] = text is not None and _TOP_STAR.search(text) is not None
+        return known
+
+    def _defines(self, path: str, name: str) -> bool:
+        """Whether module file ``path`` defines ``name`` at top level: its units when read
+        already (:meth:`_read_units`), else a search of its text for a line starting
+        ``def name``, ``class name`` or ``name =`` (the star search asks of large modules
+        that no other question reads: transformers' modeling files)."""
+        known = self._defined.get(path)
+        if known is not None:
+            return name in known
+        text = self._text_or_none(path)
+        if text is None or name not in text:
+            return False
+        return re.search(r"^(?:(?:async[ \t]+)?def|class)[ \t]+%s\b|^%s[ \t]*(?::|=[^=])" % (name, name),
+                         text, re.M) is not None
 
     def handed_on(self, path: str, name: str, depth: int = 0) -> tuple:
         """``(names, read)``: the ``(file, name)`` pairs of modules naming a consumer that the
