@@ -178,21 +178,23 @@ class HandOn:
         ``owner`` does not define: the project module whose ``from m import *`` in ``owner``
         binds it (the last one that does, as Python binds them; a package's ``from .core
         import *``), where it is defined there, or None."""
+        stars = self._stars_run(owner)
+        if not stars or name.startswith("_"):
+            return None
         key = (owner, name)
         known = self._star.get(key)
         if known is None:
-            known = self._star[key] = self._star_search(owner, name, depth)
+            known = self._star[key] = self._star_search(owner, name, stars, depth)
         there, passed = known
         if there is not None:
             self._passed.setdefault(taker, set()).update(passed)
         return there
 
-    def _star_search(self, owner: str, name: str, depth: int) -> tuple:
-        """``(origin or None, the modules passed through)`` for :meth:`_star_origin`,
-        searched once per ``(owner, name)`` (transformers asks thousands)."""
-        stars = [m for m, names in (self.facts(owner) or {}).get("imports", ())
-                 if names and any(t == "*" for t, _ in names)] if not name.startswith("_") else None
-        if not stars or not self._stars_run(owner) or self._defines(owner, name):
+    def _star_search(self, owner: str, name: str, stars: list, depth: int) -> tuple:
+        """``(origin or None, the modules passed through)`` for :meth:`_star_origin`
+        (``stars``: the modules ``owner`` star-imports), searched once per ``(owner,
+        name)``."""
+        if self._defines(owner, name):
             return None, frozenset()
         self._star[(owner, name)] = (None, frozenset())       # a star-import cycle finds nothing more
         token = ("*", owner, name)       # collects what the search passes through
@@ -206,14 +208,19 @@ class HandOn:
         self._passed.pop(token, None)
         return None, frozenset()
 
-    def _stars_run(self, path: str) -> bool:
-        """Whether module file ``path`` has a star import that runs when it is imported (one
-        at the start of a line, not under ``if TYPE_CHECKING:``: transformers' 562 lazy
-        packages star-import their modules only for type checkers), read once a file."""
+    def _stars_run(self, path: str) -> list:
+        """The modules that module file ``path`` star-imports, when one of its star imports
+        runs as it is imported (one at the start of a line, not under ``if TYPE_CHECKING:``:
+        transformers' 562 lazy packages star-import their modules only for type
+        checkers); else [].  Read once a file."""
         known = self._star_runs.get(path)
         if known is None:
-            text = self._text_or_none(path)
-            known = self._star_runs[path] = text is not None and _TOP_STAR.search(text) is not None
+            known = [m for m, names in (self.facts(path) or {}).get("imports", ())
+                     if names and any(t == "*" for t, _ in names)]
+            if known:
+                text = self._text_or_none(path)
+                known = known if text is not None and _TOP_STAR.search(text) is not None else []
+            self._star_runs[path] = known
         return known
 
     def _defines(self, path: str, name: str) -> bool:
