@@ -81,7 +81,6 @@ class ContextTable:
         return out
 
 
-
 def silenced_at_call(ma, node) -> bool:
     """Whether a ``# noqa`` directive of the module analysis ``ma`` would silence a finding
     of the interop rules at the call ``node``: its first line's directive (bare, or naming

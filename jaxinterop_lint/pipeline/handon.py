@@ -234,7 +234,8 @@ class HandOn:
         text = self._text_or_none(path)
         if text is None or name not in text:
             return False
-        return re.search(r"^(?:(?:async[ \t]+)?def|class)[ \t]+%s\b|^%s[ \t]*(?::|=[^=])" % (name, name),
+        word = re.escape(name)
+        return re.search(r"^(?:(?:async[ \t]+)?def|class)[ \t]+%s\b|^%s[ \t]*(?::|=[^=])" % (word, word),
                          text, re.M) is not None
 
     def handed_on(self, path: str, name: str, depth: int = 0) -> tuple:
