@@ -407,25 +407,38 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("imports", ["from meshlib import *  # noqa: F403",
-                                     "from meshlib import spread, numpy_view",
-                                     "import meshlib\nspread, numpy_view = meshlib.spread, meshlib.numpy_view"])
+STAR_FORMS = ["from meshlib import *  # noqa: F403", "from meshlib import spread, numpy_view",
+              "import meshlib\nspread, numpy_view = meshlib.spread, meshlib.numpy_view"]
+
+
+def _star_project(root: Path, imports: str) -> Path:
+    return write_files(root, {"pyproject.toml": "[project]\nname = \"m\"\n",
+                              "meshlib/__init__.py": "from .core import *  # noqa: F401,F403\n"
+                                                     "from .io import *  # noqa: F401,F403\n",
+                              "meshlib/core.py": STAR_CORE, "meshlib/io.py": STAR_IO,
+                              "main.py": STAR_MAIN.format(imports=imports)})
+
+
+@pytest.mark.parametrize("imports", STAR_FORMS)
 def test_names_a_package_star_imports_from_its_modules_are_followed(tmp_path, imports):
     """``meshlib/__init__.py`` is ``from .core import *`` and ``from .io import *``: a caller
     taking ``spread`` and ``numpy_view`` from the package (by star, by name, or as its
     attributes) gives ``io.py``'s export its calling context (hunt46 proj2: the plan took the
-    names as the package's own, reached no sink, and parsed nothing); run for real on 8 CPU
-    devices, the sharded case raises BufferError there and the other runs."""
-    write_files(tmp_path, {"pyproject.toml": "[project]\nname = \"m\"\n",
-                           "meshlib/__init__.py": "from .core import *  # noqa: F401,F403\n"
-                                                  "from .io import *  # noqa: F401,F403\n",
-                           "meshlib/core.py": STAR_CORE, "meshlib/io.py": STAR_IO,
-                           "main.py": STAR_MAIN.format(imports=imports)})
+    names as the package's own, reached no sink, and parsed nothing), cold and cached."""
+    _star_project(tmp_path, imports)
     for use_cache in (False, True, True):
         result = lint_paths([str(tmp_path)], Config(), project_root=str(tmp_path), use_cache=use_cache)
         assert _found(result) == [("io.py", 5, "JXI002")]
         (finding,) = result.findings
         assert "case_sharded_view()" in finding.message and "case_host_view" not in finding.message
+
+
+@pytest.mark.slow   # real jax on 8 CPU devices
+@pytest.mark.parametrize("imports", STAR_FORMS)
+def test_the_star_imported_export_fails_for_real(tmp_path, imports):
+    """The program of the test above, run on 8 CPU devices: the sharded case raises
+    BufferError (at ``io.py``'s flagged line), the host case runs."""
+    _star_project(tmp_path, imports)
     ran = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True,
                          env=dict(os.environ, **EIGHT_DEVICES), timeout=600)
     assert ran.stdout.split() == ["case_sharded_view", "BufferError", "case_host_view", "ok"], ran.stderr[-2000:]
