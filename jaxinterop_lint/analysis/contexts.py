@@ -98,7 +98,8 @@ def silenced_at_call(ma, node) -> bool:
     def interop(codes) -> bool:
         return codes is not None and (not codes or any(c.startswith(PREFIX) and c != UNUSED_NOQA for c in codes))
 
-    if file_noqa(text) is None or interop(file_noqa(text) or None):
+    whole = file_noqa(text)
+    if whole is None or interop(whole or None):
         return True
     lines = getattr(ma, "_lines", None)
     if lines is None:

@@ -361,13 +361,13 @@ class InvokeMixin:
             value = self.argument_part(rec, effect.param, arg, effect.path, node, bind)
         arg = (arg[0], keyword_node(node, arg, effect.path))
         inner = effect.event
-        local = rec.owner is self.ma and getattr(rec, "node", None) is not None
-        if not local or value.multi is not None and value.donated is None and value.false_guard is None \
+        if rec.owner is not self.ma or getattr(rec, "node", None) is None:
+            if not self.context_across(node, rec, arg, value, effect, index):
+                self.export_here(node, rec, arg, value, effect)
+            return
+        if value.multi is not None and value.donated is None and value.false_guard is None \
                 and silenced_at_call(self.ma, node):    # a noqa on the call: the finding stays here
-            if local or not self.context_across(node, rec, arg, value, effect, index):
-                via = (f"{rec.name}() puts a value on it and exports that with {inner.consumer}" if effect.placed
-                       else f"{rec.name}() exports it with {inner.consumer}")
-                self.sink(node, f"{rec.name}()", inner.sink, value, arg[1], via=via, inner=inner, placed=effect.placed)
+            self.export_here(node, rec, arg, value, effect)
             return
         if value.kind in (V.SAFE, V.FOREIGN, V.QNAME, V.FUNC, V.CLASS, V.CAPSULE) and value.donated is None:
             return
@@ -386,6 +386,14 @@ class InvokeMixin:
                              join=bool(self.unrolling))
         # for this function's summary: the key the export needs is now this call's argument
         self.context_events.append(replace(entry.event(inner), when=self.passed_on(inner.when, bind)))
+
+    def export_here(self, node, rec, arg, value, effect) -> None:
+        """The export of ``effect`` (in ``rec``, reached by this call with ``value``) as a
+        sink event at the call ``node`` itself, naming the callee."""
+        inner = effect.event
+        via = (f"{rec.name}() puts a value on it and exports that with {inner.consumer}" if effect.placed
+               else f"{rec.name}() exports it with {inner.consumer}")
+        self.sink(node, f"{rec.name}()", inner.sink, value, arg[1], via=via, inner=inner, placed=effect.placed)
 
     def passed_on(self, when, bind: dict):
         """The :attr:`~.events.SinkEvent.when` of a callee's export (``(its parameter, keys)``)

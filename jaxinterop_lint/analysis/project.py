@@ -94,7 +94,7 @@ class Project:
     def find_module(self, name: str, importer: Optional[str] = None) -> Optional[str]:
         """The file of module ``name`` in this project, or None; as the file ``importer``
         imports it, when given (``ModuleIndex.find_module``)."""
-        return self.index.find_module(name, importer) if importer is not None else self.index.find_module(name)
+        return self.index.find_module(name, importer)
 
     def display(self, path: str) -> str:
         """How another module's path is spelled in messages: relative to the project root,

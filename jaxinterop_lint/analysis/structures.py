@@ -13,6 +13,7 @@ from ..knowledge import structures as S
 from . import donation
 from . import parts as P
 from . import values as V
+from .facts import _short
 from .imports import dotted
 from .library_objects import KINDS as LIBRARY_OBJECTS, ROLES as LIBRARY_OBJECT_ROLES, LibraryObjectMixin
 from .values import Value
@@ -249,7 +250,7 @@ class StructureMixin(LibraryObjectMixin):
         element = (self.element_of(pos[of][0], node), None)
         fval = fn[0]
         if fval.kind == V.QNAME and fval.qname in self.ma.kb.call_sinks:
-            self.sink(node, f"{fval.qname.rsplit('.', 1)[-1]}() called by {qn.rsplit('.', 1)[-1]}()",
+            self.sink(node, f"{_short(fval.qname)}() called by {_short(qn)}()",
                       self.ma.kb.call_sinks[fval.qname], element[0], pos[of][1])
         elif fval.kind == V.FUNC:
             self.apply(node, fval, [element], {})
