@@ -90,8 +90,8 @@ class Plan(Carriers, HandOn, ImportedNames):
         self._placing: dict = {}        # path -> names that build a mesh or device list (builds_placement)
         self.reach_asked: set = set()   # files whose decision followed the import graph
         self.unreached: set = set()     # files left without handed targets: JAX code reaches none
-        self._absent: dict = {}
         self._too_many: set = set()
+        self._absent_last: tuple = (None, [])   # (paths, absent(paths)) of the last question
         self._weak: Optional[bool] = None   # weak_counts, decided on first use
         self._reach: dict = {}          # path -> whether a name it takes carries (reach)
         self.texts: dict = {}           # path -> text given by the caller (flake8, stdin)
@@ -580,19 +580,29 @@ class Plan(Carriers, HandOn, ImportedNames):
         unknown modules, and names that could become submodules)."""
         if self.index is None:
             return []
-        out = set()
+        paths = frozenset(paths)
+        if self._absent_last[0] == paths:     # the epoch and the stored contexts ask the same
+            return list(self._absent_last[1])
+        out, packages, asked = set(), {}, set()
+        index, package = self.index, os.sep + "__init__.py"
         for path in paths:
-            if path not in self._absent:
-                # a conftest.py created beside a test module or above it gives it fixtures
-                mine = set(self.index.conftest_candidates(path)) - set(self.index.conftests(path))
-                f = self.facts(path)
-                for module, names in (f or {}).get("imports", ()):
-                    mine.update(self.index.absent_candidates(module, path))
-                    found = self.index.find_module(module, path) if names else None
-                    if found is not None and os.path.basename(found) == "__init__.py":
-                        for name, _ in names:
-                            if name != "*":
-                                mine.update(self.index.absent_candidates(f"{module}.{name}", path))
-                self._absent[path] = frozenset(mine)
-            out |= self._absent[path]
-        return sorted(out)
+            conftests = index.conftest_candidates(path)
+            if conftests:   # a conftest.py created beside a test module or above it gives it fixtures
+                out.update(set(conftests) - set(index.conftests(path)))
+            first = index.first_root(path)
+            # each module (or name of a package) once: the files of a project import the same
+            # ones (transformers' epoch: 40,000 imports of 2,912 files, 9,000 of them apart)
+            for module, names in (self.facts(path) or {}).get("imports", ()):
+                is_package = packages.get((module, first))
+                if is_package is None:
+                    out.update(index.absent_candidates(module, path))
+                    found = index.find_module(module, path)
+                    is_package = packages[module, first] = found is not None and found.endswith(package)
+                if names and is_package:
+                    for name, _ in names:
+                        key = (f"{module}.{name}", first)
+                        if name != "*" and key not in asked:
+                            asked.add(key)
+                            out.update(index.absent_candidates(key[0], path))
+        self._absent_last = (paths, sorted(out))
+        return list(self._absent_last[1])
