@@ -141,6 +141,16 @@ class _SelfReads(cst.CSTVisitor):
             self.names.add(attr)
 
 
+def own_names(cls) -> frozenset:
+    """The names the class ``cls`` (a :class:`~.records.ClassRecord`) defines or overrides
+    itself: its methods whose record is its own (rebound ones included), and the class
+    attributes no base of it has as they are."""
+    methods = {n for n, m in cls.methods.items()
+               if m.kind == V.FUNC and m.func is not None and getattr(m.func.local, "cls", None) is cls}
+    statics = {n for n, v in cls.statics.items() if not any(b.statics.get(n) is v for b in cls.bases)}
+    return frozenset(methods | statics)
+
+
 def self_reads(rec) -> frozenset:
     """The attributes the method ``rec`` reads or calls on its first parameter
     (``self.prepare(x)``, ``self.sharding``), computed once."""

@@ -240,8 +240,9 @@ class FactsMixin:
             if names:
                 return V.join_all([self.named_attribute(node, pos[0], n, default=len(pos) > 2) for n in names])
         if qn == apis.GETATTR and len(pos) >= 2 and not isinstance(pos[1][1], cst.SimpleString) \
-                and (pos[0][0].kind == V.INSTANCE and pos[0][0].structured or pos[0][0].ref is not None):
-            # ``getattr(head, f.name)`` over ``dataclasses.fields(head)``: any attribute it has
+                and (pos[0][0].structured or pos[0][0].ref is not None):
+            # ``getattr(head, f.name)`` over ``dataclasses.fields(head)``, ``getattr(state, name)``
+            # for ``name in ("mu", "nu")``: any attribute it has
             found = P.read(pos[0][0], V.ANY_ATTR)
             return V.join(found, pos[2][0]) if len(pos) > 2 else found
         if qn == apis.SETATTR and len(pos) == 3 and isinstance(pos[1][1], cst.SimpleString) \
@@ -361,6 +362,8 @@ class FactsMixin:
                 return self.attribute(node, value, name)
             finally:
                 self._callee = None
+        if value.structured:    # a record's field (``getattr(adam_state, "mu")``: as ``adam_state.mu``)
+            return P.read(value, V.attr_key(name))
         sink = apis.ATTRIBUTE_SINKS.get(name)
         if sink is not None and not default:
             self.sink(node, f"`{name}`", sink, value, expr)

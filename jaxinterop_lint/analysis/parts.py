@@ -214,6 +214,8 @@ def read(value: Value, key: str) -> Value:
             if k[:1] == ".":
                 out = V.join(out, p)
         out = V.join(out, _ref_part(value, key))
+        if value.container is None and value.rest is not None:
+            out = V.join(out, value.rest)   # the attributes it does not list (optax's mu, nu)
         return out if out is not None else V.UNKNOWN_VALUE
     if key[0] == ".":
         if value.kind == V.INSTANCE:
