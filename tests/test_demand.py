@@ -131,6 +131,31 @@ def test_a_caller_that_can_pass_through_its_callers_in_the_file_is_analysed(tmp_
     assert "pkg/first.py" in parsed and not parsed & SILENT
 
 
+def test_a_module_level_statement_using_a_class_of_the_file_is_a_caller(tmp_path):
+    # hunt51b v5: a module-level statement (it binds no name) calls the method a class of the
+    # file inherits from bridge.py with a module-level multi-device value: the file is
+    # analysed, and bridge.py's sink has the finding.  Assigned (``y = Sub().send(ARR)``) it
+    # was found before; as an expression statement the file was never parsed.
+    bridge = BRIDGE + """
+    class Sender:
+        def send(self, a):
+            return torch.from_dlpack(a)
+    """
+    for call in ("Sub().send(ARR)", "print(Sub().send(ARR))", "y = Sub().send(ARR)"):
+        _write(tmp_path, {**FILES, "pkg/bridge.py": bridge, "pkg/first.py": f"""
+            import numpy as np
+            from pkg.shard import sharded
+            from pkg.bridge import Sender
+            class Sub(Sender):
+                pass
+            ARR = sharded(np.ones(8))
+            {call}
+        """})
+        result, parsed = _lint(tmp_path)
+        assert _found(result, tmp_path) == [("pkg/bridge.py", 10, "JXI002")], call
+        assert "pkg/first.py" in parsed and not parsed & SILENT
+
+
 def test_a_caller_that_cannot_pass_keeps_no_finding_of_its_own(tmp_path):
     # The skipped caller's calls are no findings either: the callee is not linked to it, and
     # analysed for itself it finds nothing (NumPy data).

@@ -189,15 +189,17 @@ class Demand:
         taken = {dotted.get(n, n) for n in taken}
         reached = [i for i, (_, ids) in enumerate(units) if star or ids & taken]
         seen = {n for i in reached for n in units[i][0]}
-        # The units of the file that use a reached unit (they may hand it their values).
+        # The units of the file that use a reached unit (they may hand it their values): a
+        # module-level statement too (``Sub().export(x)``, ``Sub`` a class of the file whose
+        # base is taken from ``callee``: hunt51b v5), though nothing uses what it binds.
         grew = True
         while grew:
             grew = False
             for i, (defined, ids) in enumerate(units):
-                if i not in reached and defined and ids & seen:
+                if i not in reached and ids & seen:
                     reached.append(i)
+                    grew = bool(defined) and not set(defined) <= seen or grew
                     seen |= set(defined)
-                    grew = True
         local = {n for defined, _ in units for n in defined}
         for i in reached:
             defined, ids = units[i]
