@@ -86,6 +86,35 @@ def test_callee_not_reported_keeps_the_call_site(tmp_path):
     assert "pipeline.py:19" not in whole.stdout.replace("at src/shardproj/pipeline.py:19", "")
 
 
+def test_an_array_made_inside_the_callee_is_named_in_words(tmp_path):
+    # hunt51b m7: fit() of another module makes the multi-device array and hands it to the
+    # callback (of a third module) given here; linted alone, the finding is at the call, and the message has no
+    # expression of this file to quote (it said "cannot take `?`" and "(?).addressable_shards").
+    _write(tmp_path, {"pyproject.toml": "", "loop.py": """
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        def fit(callbacks):
+            w = jax.device_put(jnp.zeros(8), NamedSharding(jax.make_mesh((8,), ("d",)), P("d")))
+            for cb in callbacks:
+                cb(w)
+    """, "hooks.py": """
+        def log_pointer(w):
+            return w.unsafe_buffer_pointer()
+    """, "main.py": """
+        from hooks import log_pointer
+        from loop import fit
+        fit([log_pointer])
+    """})
+    r = run_cli("--no-cache", "main.py", cwd=tmp_path)
+    assert r.returncode == 1
+    assert ("main.py:4:1: JXI003 log_pointer() cannot take the array it is given: log_pointer() exports it "
+            "with `.unsafe_buffer_pointer()`, and that array spans several devices (jax.device_put with "
+            "NamedSharding, in fit() at loop.py:6) and raises RuntimeError; export its addressable_shards, "
+            "or jax.device_put it to one device first") in r.stdout
+    assert "?" not in r.stdout.split("\n")[0]
+
+
 def test_flake8_on_the_project_and_on_one_caller(tmp_path):
     proj = _copy(tmp_path)
 

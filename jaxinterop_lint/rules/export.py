@@ -10,22 +10,30 @@ from .base import Rule, RuleContext, call_site, describe_raise, verdict
 
 
 def export_message(event: SinkEvent, ctx: RuleContext) -> str:
-    """The one-line message of an export of a multi-device value (rules.md example)."""
+    """The one-line message of an export of a multi-device value (rules.md example).  A
+    value with no expression of this module to name (an array another module's function
+    makes and hands to a callback given here: ``fit([log_pointer])``) is "the array it is
+    given"."""
     subject = ctx.text(event.subject)
+    named = event.subject is not None
+    first, again = (f"`{subject}`", f"`{subject}`") if named else ("the array it is given", "that array")
     origin = event.value.multi
     source = f"{origin.description}, {ctx.where(origin)}"
     if event.context:
-        head = (f"{event.consumer} cannot export `{subject}`: it spans several devices "
+        head = (f"{event.consumer} cannot export {first}: it spans several devices "
                 f"{calling_context(event, ctx)} ({source})")
     elif event.via and event.placed:
-        return (f"{event.consumer} cannot take `{subject}`: {event.via}, and `{subject}` is a sharding over "
+        return (f"{event.consumer} cannot take {first}: {event.via}, and {again} is a sharding over "
                 f"several devices ({source}); the export {describe_raise(event.sink)}; pass one device, or "
                 f"export the result's addressable_shards")
     elif event.via:
-        head = (f"{event.consumer} cannot take `{subject}`: {event.via}, and `{subject}` spans "
+        head = (f"{event.consumer} cannot take {first}: {event.via}, and {again} spans "
                 f"several devices ({source})")
     else:
-        head = f"{event.consumer} cannot export `{subject}`: it spans several devices ({source})"
+        head = f"{event.consumer} cannot export {first}: it spans several devices ({source})"
+    if not named:
+        return (f"{head} and {describe_raise(event.sink)}; export its addressable_shards, or "
+                f"jax.device_put it to one device first")
     owner = subject if _simple(event.subject) else f"({subject})"
     return (f"{head} and {describe_raise(event.sink)}; use {owner}.addressable_shards or "
             f"jax.device_put({subject}, device)")
