@@ -75,6 +75,17 @@ class InstantiateMixin:
                     else self.apply(node, value, [], {})
             elif key.endswith(V.CALLED) and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.method_result(value, key[1:-len(V.CALLED)], node)
+            elif V.method_called_with(key) is not None and value.kind == V.INSTANCE and value.cls is not None:
+                # ``placer.put(x)`` in the callee: the method of the caller's object, given the
+                # values the callee recorded there
+                name, index = V.method_called_with(key)
+                method = value.cls.methods.get(name)
+                if method is not None and method.kind == V.FUNC and method.func is not None \
+                        and method.func.local is not None:
+                    bound = V.evolve(method, func=replace(method.func, bound=((value, None),)))
+                    value = self.returned_by(node, bound, self.recorded_arguments(rec, index, bind, node))
+                else:
+                    value = P.read(value, key)
             elif key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None \
                     and _is_property(value.cls.methods.get(key[1:])):
                 value = self.instance_attribute(value, key[1:], node)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ..knowledge import apis
+from ..knowledge import structures as S
 from . import donation
 from . import parts as P
 from . import values as V
@@ -114,7 +115,7 @@ class InvokeMixin:
             where = pos[0] if pos else kw.get("device")
             return self.placed(node, f"`.{attr}()`", where, (recv, receiver_node))
         out = self.container_method(node, recv, attr, pos, kw)
-        if out is not None:
+        if out is not None and not (attr in S.QUEUE_PUTS and recv.ref is not None and recv.kind == V.ARRAY):
             return out
         if attr in apis.SAFE_METHODS:
             return V.SAFE_VALUE
@@ -124,6 +125,10 @@ class InvokeMixin:
             if kind == V.ARRAY and not pos and not kw:
                 # ``holder.get()``: what the caller's object returns (argument_part runs it)
                 return V.extend(recv, V.attr_key(attr) + V.CALLED)
+            if kind == V.ARRAY and pos and not kw and self.rec is not None:
+                # ``placer.put(x)``: what the caller's object returns for these values
+                # (hunt51a p20: a router handed to a request handler)
+                return V.extend(recv, V.attr_key(attr) + self.called_with_values(node, pos))
         if kind == V.ARRAY:
             return V.as_array(recv)
         if kind in (V.SAFE, V.FOREIGN):

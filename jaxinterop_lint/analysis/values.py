@@ -76,10 +76,21 @@ def called_with(key: str) -> Optional[int]:
     return int(key[2:-1])
 
 
+def method_called_with(key: str) -> Optional[tuple]:
+    """``(method name, index)`` of the part key of what a parameter's method returns, called
+    with the values the callee recorded as :attr:`~.records.Summary.called` ``[index]``
+    (``placer.put(x)``: ``".put(@0)"``), or None."""
+    if key[:1] != "." or key[-1:] != ")":
+        return None
+    name, sep, rest = key[1:].partition("(@")
+    return (name, int(rest[:-1])) if sep and name.isidentifier() and rest[:-1].isdigit() else None
+
+
 def is_called(key: str) -> bool:
-    """Whether ``key`` is the result of calling what it extends (a method's ``.get()``, a
-    parameter's :func:`called_key` or :func:`called_with_key`)."""
-    return key.endswith(CALLED) or called_args(key) is not None or called_with(key) is not None
+    """Whether ``key`` is the result of calling what it extends (a method's ``.get()`` or
+    :func:`method_called_with`, a parameter's :func:`called_key` or :func:`called_with_key`)."""
+    return key.endswith(CALLED) or called_args(key) is not None or called_with(key) is not None \
+        or method_called_with(key) is not None
 
 
 def called_args(key: str) -> Optional[tuple]:

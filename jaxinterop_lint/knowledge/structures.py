@@ -233,6 +233,11 @@ QUEUE_TAKES = frozenset({"get", "get_nowait"})
 """Methods of a queue (:data:`QUEUES`) that take an item out; their arguments are ``block``
 and ``timeout``, never a key."""
 
+QUEUE_PUTS = frozenset({"put", "put_nowait"})
+"""Methods of a queue that put an item in (:data:`CONTAINER_METHODS`: an append).  On a
+parameter, whose class the caller decides, the name is also an object's method whose result
+the caller's object gives (``router.put(batch)`` of a request handler: hunt51a p20)."""
+
 THREAD_EXECUTORS = frozenset({
     "concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
 })
