@@ -198,8 +198,9 @@ class Demand:
             for i, (defined, ids) in enumerate(units):
                 if i not in reached and ids & seen:
                     reached.append(i)
-                    grew = bool(defined) and not set(defined) <= seen or grew
-                    seen |= set(defined)
+                    if not set(defined) <= seen:    # (a statement binding nothing adds no use)
+                        seen |= set(defined)
+                        grew = True
         local = {n for defined, _ in units for n in defined}
         for i in reached:
             defined, ids = units[i]
