@@ -13,7 +13,6 @@ from ..knowledge import structures as S
 from . import parts as P
 from . import placements
 from . import values as V
-from .classes import own_names
 from .deferred import handed, names_class as _names_class
 from .events import FfiCopyEvent, RemovedEvent
 from .facts import ON_MESH, FactsMixin, _short
@@ -81,7 +80,7 @@ class CallMixin(FactsMixin):
                     # run as the class runs it: ``self.place(w)`` in the base's ``__init__`` is
                     # the override of the class (``ClassMixin.rebound``; one copy a class)
                     if attr not in cls.supers:
-                        cls.supers[attr] = self.rebound(method, cls, attr, own_names(cls))
+                        cls.supers[attr] = self.rebound(method, cls, attr, cls.own)
                     method = cls.supers[attr]
                 return V.evolve(method, func=replace(method.func, bound=(receiver,)))
         return None

@@ -89,6 +89,7 @@ class ClassMixin:
                         taken[name] = new
                         defined.add(name)
                         grew = True
+        cls.own = frozenset(defined)
         cls.methods.update(taken)
         cls.bases = tuple(b.cls for b in bases if b.kind == V.CLASS and b.cls is not None)
         cls.record, inherited = class_record_rule(bases, decorators)
@@ -139,16 +140,6 @@ class _SelfReads(cst.CSTVisitor):
         attr = _on_self(node, self.self_name)
         if attr is not None:
             self.names.add(attr)
-
-
-def own_names(cls) -> frozenset:
-    """The names the class ``cls`` (a :class:`~.records.ClassRecord`) defines or overrides
-    itself: its methods whose record is its own (rebound ones included), and the class
-    attributes no base of it has as they are."""
-    methods = {n for n, m in cls.methods.items()
-               if m.kind == V.FUNC and m.func is not None and getattr(m.func.local, "cls", None) is cls}
-    statics = {n for n, v in cls.statics.items() if not any(b.statics.get(n) is v for b in cls.bases)}
-    return frozenset(methods | statics)
 
 
 def self_reads(rec) -> frozenset:

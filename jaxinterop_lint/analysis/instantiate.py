@@ -14,6 +14,7 @@ from . import placements
 from . import values as V
 from .calls import MESH_WRAPPER_NAMES
 from .facts import ON_MESH, sharding_on
+from .param_calls import bound_method
 from .imports import dotted
 from .values import Origin, Value
 
@@ -65,6 +66,7 @@ class InstantiateMixin:
         for key in path:
             given = V.called_args(key)
             recorded = V.called_with(key)
+            method_call = V.method_called_with(key)
             if key == V.ANY and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.element_of(value, node)
             elif recorded is not None and value.kind in (V.FUNC, V.QNAME, V.CLASS, V.INSTANCE):
@@ -75,17 +77,12 @@ class InstantiateMixin:
                     else self.apply(node, value, [], {})
             elif key.endswith(V.CALLED) and value.kind == V.INSTANCE and value.cls is not None:
                 value = self.method_result(value, key[1:-len(V.CALLED)], node)
-            elif V.method_called_with(key) is not None and value.kind == V.INSTANCE and value.cls is not None:
+            elif method_call is not None and value.kind == V.INSTANCE and value.cls is not None:
                 # ``placer.put(x)`` in the callee: the method of the caller's object, given the
                 # values the callee recorded there
-                name, index = V.method_called_with(key)
-                method = value.cls.methods.get(name)
-                if method is not None and method.kind == V.FUNC and method.func is not None \
-                        and method.func.local is not None:
-                    bound = V.evolve(method, func=replace(method.func, bound=((value, None),)))
-                    value = self.returned_by(node, bound, self.recorded_arguments(rec, index, bind, node))
-                else:
-                    value = P.read(value, key)
+                method = bound_method(value, method_call[0])
+                value = P.read(value, key) if method is None else \
+                    self.returned_by(node, method, self.recorded_arguments(rec, method_call[1], bind, node))
             elif key[:1] == "." and value.kind == V.INSTANCE and value.cls is not None \
                     and _is_property(value.cls.methods.get(key[1:])):
                 value = self.instance_attribute(value, key[1:], node)

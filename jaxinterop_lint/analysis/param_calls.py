@@ -16,6 +16,7 @@ project's ``helper``.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Optional
 
 from ..knowledge import apis
 from . import parts as P
@@ -184,10 +185,10 @@ class ParamCallsMixin:
         """What ``instance.name()`` returns (a method of its class, of this project, called
         with no argument: ``holder.get()`` in a helper given ``holder``), or the attribute's
         part as before when the class has no such method."""
-        method = instance.cls.methods.get(name)
-        if method is None or method.kind != V.FUNC or method.func is None or method.func.local is None:
+        method = bound_method(instance, name)
+        if method is None:
             return P.read(instance, V.attr_key(name) + V.CALLED)
-        return self.apply(node, V.evolve(method, func=replace(method.func, bound=((instance, None),))), [], {})
+        return self.apply(node, method, [], {})
 
     @staticmethod
     def is_source(v: V.Value) -> bool:
@@ -228,3 +229,12 @@ class ParamCallsMixin:
             fn = v.cls.methods.get("__call__") or (v.cls.methods.get(v.cls.call_method) if v.cls.call_method else None)
         rec = fn.func.local if fn is not None and fn.kind == V.FUNC and fn.func is not None else None
         return rec is not None and getattr(rec, "owner", None) is not None and bool(rec.owner.summary(rec).exports)
+
+
+def bound_method(instance: V.Value, name: str) -> Optional[V.Value]:
+    """The method ``name`` of the class of ``instance`` (an instance of a class of this
+    project), bound to it; None when the class has no such method of the project."""
+    method = instance.cls.methods.get(name)
+    if method is None or method.kind != V.FUNC or method.func is None or method.func.local is None:
+        return None
+    return V.evolve(method, func=replace(method.func, bound=((instance, None),)))

@@ -77,6 +77,7 @@ class ClassRecord:
     enum: bool = False  # a subclass of a library enum (apis.ENUM_BASES): its body's constants are its members
     enum_values: dict = field(default_factory=dict)    # an enum's literal member values -> member names
     thread: bool = False    # a subclass of threading.Thread (knowledge/structures.py THREAD_CLASSES): start() runs run()
+    own: frozenset = frozenset()    # the names its body defines, and the inherited methods rebound to it
     supers: dict = field(default_factory=dict)  # name -> the base's method ``super().name`` runs, rebound to this class
 
 

@@ -80,10 +80,9 @@ def method_called_with(key: str) -> Optional[tuple]:
     """``(method name, index)`` of the part key of what a parameter's method returns, called
     with the values the callee recorded as :attr:`~.records.Summary.called` ``[index]``
     (``placer.put(x)``: ``".put(@0)"``), or None."""
-    if key[:1] != "." or key[-1:] != ")":
-        return None
-    name, sep, rest = key[1:].partition("(@")
-    return (name, int(rest[:-1])) if sep and name.isidentifier() and rest[:-1].isdigit() else None
+    at = key.find("(@")
+    index = called_with(key[at:]) if key[:1] == "." and at > 1 else None
+    return (key[1:at], index) if index is not None and key[1:at].isidentifier() else None
 
 
 def is_called(key: str) -> bool:
